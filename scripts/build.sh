@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds sinter in ./build (Release, Ninja). BUILD_DIR overrides the folder.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+jobs="${JOBS:-$(nproc)}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" >/dev/null
+fi
+cmake --build "$build" -j "$jobs"
