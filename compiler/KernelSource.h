@@ -1,0 +1,58 @@
+//===- compiler/KernelSource.h - a generated kernel and how to launch it -----------===//
+//
+// What each template's emitter (compiler/kernels/) hands to the rest of the pipeline: the
+// complete CUDA source (a short prologue of constants and functors, then an #include of the
+// template), the kernel's symbol, its launch configuration, and what each Buffers slot
+// holds. Workspace needs (statistics, partial results) are listed so the planner can
+// allocate and clear them.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace sinter {
+
+/// Precision policy (ARCHITECTURE.md, "Precision").
+enum class Precision : uint8_t {
+  Auto, ///< PyTorch's defaults: convolutions may use TF32, linear/matmul stay fp32-accurate
+  Fp32, ///< every op fp32-accurate (FFMA or 3xTF32)
+  Tf32, ///< TF32 allowed everywhere
+};
+
+/// How a GEMM-like kernel computes its products.
+enum class MathMode : uint8_t {
+  Ffma,   ///< plain fp32 FMA
+  Tf32,   ///< one TF32 tensor-core product (about 1e-3 relative error)
+  Tf32x3, ///< 3xTF32 split products: fp32-accurate on tensor cores
+};
+
+struct LaunchConfig {
+  std::array<unsigned, 3> grid{1, 1, 1};
+  std::array<unsigned, 3> block{1, 1, 1};
+  unsigned sharedBytes = 0; ///< dynamic shared memory
+};
+
+/// A buffer a kernel needs zeroed or filled before it runs (statistics accumulators...).
+struct WorkspaceNeed {
+  int slot = -1;
+  int64_t bytes = 0;
+  enum class Init : uint8_t { None, Zero, PlusInf, MinusInf } init = Init::None;
+  std::string what; ///< e.g. "per-(n,c) sum and sum of squares (double)"
+};
+
+struct KernelSource {
+  std::string name;         ///< the extern "C" symbol (SINTER_KERNEL)
+  std::string templateName; ///< e.g. "conv_direct.cuh"
+  std::string source;       ///< complete CUDA source handed to NVRTC
+  LaunchConfig launch;
+  std::string tileConfig;   ///< human-readable tile choice, for `sinterc explain`
+  double flops = 0;         ///< useful floating-point operations
+  double bytes = 0;         ///< fewest bytes this kernel must move through DRAM
+};
+
+} // namespace sinter

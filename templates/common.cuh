@@ -1,0 +1,75 @@
+//===- templates/common.cuh - the kernel ABI and small device helpers --------------===//
+//
+// Every sinter kernel has the same signature: one `sinter::Buffers` argument passed by
+// value, an array of device pointers whose slots each template documents (inputs, weights,
+// outputs, workspace). The runtime fills the slots from the launch list; the generated
+// prologue names the kernel through SINTER_KERNEL and sets the template's constants.
+//
+// This header, like every template, includes no system or libcu++ headers so that NVRTC
+// compiles it fast and without an include path.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+namespace sinter {
+
+constexpr int kMaxBuffers = 16;
+
+/// The one kernel argument: device pointers by slot.
+struct Buffers {
+  void *p[kMaxBuffers];
+};
+
+template <class T> __device__ __forceinline__ T *slot(const Buffers &b, int i) {
+  return static_cast<T *>(b.p[i]);
+}
+
+using i64 = long long;
+
+/// Sum over a warp (all lanes get the result).
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ double warpSum(double v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warpMax(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float warpMin(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = fminf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/// Atomic min/max on floats through the integer order of their bit patterns (no NaN input).
+__device__ __forceinline__ void atomicMinFloat(float *addr, float v) {
+  if (v >= 0.f)
+    atomicMin(reinterpret_cast<int *>(addr), __float_as_int(v));
+  else
+    atomicMax(reinterpret_cast<unsigned *>(addr), __float_as_uint(v));
+}
+
+__device__ __forceinline__ void atomicMaxFloat(float *addr, float v) {
+  if (v >= 0.f)
+    atomicMax(reinterpret_cast<int *>(addr), __float_as_int(v));
+  else
+    atomicMin(reinterpret_cast<unsigned *>(addr), __float_as_uint(v));
+}
+
+constexpr float kInf = __builtin_huge_valf();
+
+} // namespace sinter
