@@ -1,0 +1,75 @@
+//===- compiler/kernels/Specs.h - what the planner asks of the anchor templates ----===//
+//
+// The planner (compiler/Plan.cpp) describes each anchor kernel it wants with one of these
+// structs; the emitters of compiler/kernels/ turn them into KernelSource values (CUDA text
+// with every shape baked in). Slots follow docs/TEAM-NOTES.md: conv 0 x, 1 w, 2 bias, 3 y,
+// 4 stats, 5 scale/shift, 8..15 extra epilogue operands; gemm 0 A, 1 B, 2 bias, 3 C,
+// 4 row reduction, 6 gamma, 7 beta, 8..15 extra epilogue operands.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelSource.h"
+#include "compiler/kernels/Emit.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace sinter {
+
+/// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
+/// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
+/// stride/dilation = {1, ...}, padding = {0, ...}. `out` already includes output_padding.
+/// Layouts are PyTorch's: x [N, Cin, in...], conv w [Cout, Cin/groups, k...],
+/// conv_transpose w [Cin, Cout/groups, k...], y [N, Cout, out...], bias [Cout].
+struct ConvSpec {
+  std::string kernelName;
+  bool transposed = false;
+  unsigned spatialDims = 3;
+  int64_t N = 1, Cin = 1, Cout = 1, groups = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
+  bool hasBias = false;
+  MathMode math = MathMode::Ffma;
+  /// Applied to (accumulator + bias) at each output element (Emit.h: anchor epilogue).
+  FunctorBody epilogue;
+  /// Write y (slot 3). False when only statistics are wanted (the value is recomputed later).
+  bool storeOutput = true;
+  /// Accumulate, per (n, c), the sum and the sum of squares of the epilogue's output into
+  /// slot 4: double[N * Cout * 2], zeroed by the planner before the launch.
+  bool accumulateStats = false;
+};
+
+/// A matrix product C = A * B (+ bias), possibly batched, with an optional row-group
+/// normalisation tail and row reduction (the S3 pattern: linear -> group_norm -> min).
+/// A is [batch..., M, K] row-major; B is [N, K] (linear weight, bTransposed) or
+/// [batch..., K, N]; C is [batch..., M, N]. Batch dims are given with per-operand strides
+/// (0 where an operand broadcasts), outermost first, at most 4.
+struct GemmSpec {
+  std::string kernelName;
+  int64_t M = 1, N = 1, K = 1;
+  llvm::SmallVector<int64_t, 4> batchShape;              ///< empty: no batch
+  llvm::SmallVector<int64_t, 4> batchStrideA, batchStrideB, batchStrideC; ///< in elements
+  bool bTransposed = true;
+  bool hasBias = false;
+  MathMode math = MathMode::Tf32x3;
+  /// Anchor epilogue with n = row (flattened over batch: batchIndex * M + row), c = column,
+  /// s = 0. Applied to (accumulator + bias).
+  FunctorBody epilogue;
+  bool storeOutput = true;
+
+  /// Row-group norm tail: when normGroupCols > 0, each row is split into groups of
+  /// normGroupCols consecutive columns, every group is normalised with its own mean and
+  /// biased variance (eps inside the sqrt), then scaled by gamma (slot 6) and shifted by beta
+  /// (slot 7) when normAffine, then `postNorm` (anchor epilogue form) is applied.
+  int64_t normGroupCols = 0;
+  double normEps = 1e-5;
+  bool normAffine = true;
+  FunctorBody postNorm;
+  /// Reduce each row of the final values into slot 4 (float per row, batch-flattened),
+  /// initialised by the planner (min: +inf, max: -inf, sum: 0).
+  enum class RowReduce : uint8_t { None, Min, Max, Sum } rowReduce = RowReduce::None;
+};
+
+} // namespace sinter
