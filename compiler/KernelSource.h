@@ -53,6 +53,8 @@ struct KernelSource {
   std::string tileConfig;   ///< human-readable tile choice, for `sinterc explain`
   double flops = 0;         ///< useful floating-point operations
   double bytes = 0;         ///< fewest bytes this kernel must move through DRAM
+  /// Scratch buffers the planner allocates (and initialises) before the launch.
+  llvm::SmallVector<WorkspaceNeed, 1> workspace;
 };
 
 } // namespace sinter
