@@ -1,5 +1,7 @@
 # Writes OUT, a C++ file defining sinter::detail::kEmbeddedTemplates: the name and text of
-# every template file in FILES, in sorted order (the order is part of the cache key's input).
+# every .cuh file in DIR, in sorted order (the order is part of the cache key's input).
+file(GLOB FILES ${DIR}/*.cuh)
+list(SORT FILES)
 set(body "")
 foreach(f IN LISTS FILES)
   get_filename_component(name ${f} NAME)

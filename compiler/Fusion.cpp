@@ -1,0 +1,405 @@
+//===- compiler/Fusion.cpp - partitioning a graph into fusion groups ---------------===//
+//
+// The algorithm, in three sweeps over the verified graph:
+//
+//  1. Anchors. Each conv / conv_transpose / linear / matmul, in graph order, tries the
+//     patterns of kAnchorPatterns from the most to the least ambitious. Every pattern grows
+//     the same way: from the anchor's result follow the single consumer while it is an
+//     elementwise op (the epilogue), then look for the pattern's tail (a norm, a norm and a
+//     reduction). The first pattern that matches takes the ops; every pattern that did not
+//     records why, for `sinterc explain --why`.
+//  2. Standalone ops. Reductions, softmax, pools and norms each take the elementwise chain
+//     that follows them as an epilogue; views stand alone.
+//  3. Elementwise trees. What is left is elementwise. Walking backwards, each op starts a
+//     group and absorbs its producers while they are elementwise, used once, not returned,
+//     and of the same size (so nothing is recomputed).
+//
+// A value can live in registers only when its single consumer is in the same group and it
+// is not a graph result: that is the one condition behind every "stops at" reason.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/Fusion.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace sinter {
+
+llvm::SmallVector<int, 16> FusionGroup::ops() const {
+  llvm::SmallVector<int, 16> all;
+  if (root >= 0)
+    all.push_back(root);
+  all.append(epilogue.begin(), epilogue.end());
+  if (norm >= 0)
+    all.push_back(norm);
+  all.append(normEpilogue.begin(), normEpilogue.end());
+  if (reduce >= 0)
+    all.push_back(reduce);
+  for (int m : members)
+    if (!llvm::is_contained(all, m))
+      all.push_back(m);
+  llvm::sort(all);
+  return all;
+}
+
+namespace {
+
+/// Def-use facts the matchers ask about.
+struct Context {
+  const Graph &graph;
+  std::vector<llvm::SmallVector<int, 2>> users; ///< ops using each value
+  std::vector<bool> isResult;                   ///< value is returned by the graph
+  std::vector<int> groupOf;                     ///< op -> group index, -1 while free
+
+  explicit Context(const Graph &g)
+      : graph(g), users(g.values.size()), isResult(g.values.size(), false),
+        groupOf(g.ops.size(), -1) {
+    for (size_t i = 0; i < g.ops.size(); ++i)
+      for (const Operand &o : g.ops[i].operands)
+        if (!o.isScalar() && !llvm::is_contained(users[o.value], int(i)))
+          users[o.value].push_back(int(i));
+    for (ValueId r : g.results)
+      isResult[r] = true;
+  }
+
+  const Op &op(int i) const { return graph.ops[i]; }
+  std::string name(ValueId v) const { return "%" + graph.values[v].name; }
+
+  /// Why `v` cannot stay in registers and flow into its consumer, or nullopt when it can;
+  /// on success `consumer` is that one consumer.
+  std::optional<std::string> singleFreeConsumer(ValueId v, int &consumer) const {
+    // A returned value must be written to memory.
+    if (isResult[v])
+      return name(v) + " is a graph result";
+    // Nothing consumes it: the chain ends here.
+    if (users[v].empty())
+      return name(v) + " has no consumer";
+    // Two consumers would each need it: it has to be materialised.
+    if (users[v].size() > 1)
+      return name(v) + " has " + std::to_string(users[v].size()) + " consumers";
+    consumer = users[v][0];
+    // An op can use a value twice (mul(%y, %y)): that is still one consumer.
+    if (groupOf[consumer] >= 0)
+      return name(graph.ops[consumer].result) + " is already in another group";
+    return std::nullopt;
+  }
+};
+
+bool isElementwiseOp(OpKind k) {
+  FusionClass c = opInfo(k).fusionClass;
+  return c == FusionClass::Elementwise || c == FusionClass::Broadcast ||
+         k == OpKind::BatchNorm;
+}
+
+/// Whether `consumer` can apply to the chain value `v` as one more epilogue step; the reason
+/// when it cannot.
+std::optional<std::string> epilogueStepVeto(const Context &ctx, ValueId v, int consumer) {
+  const Op &op = ctx.op(consumer);
+  // Only elementwise work can run on the value inside the producer's epilogue.
+  if (!isElementwiseOp(op.kind))
+    return op.name().str() + " is not elementwise";
+  // batch_norm normalises its first operand with per-channel constants.
+  if (op.kind == OpKind::BatchNorm) {
+    if (op.operands[0].value != v)
+      return std::string("batch_norm uses ") + ctx.name(v) + " as a statistic";
+    return std::nullopt;
+  }
+  // A binary op must keep the chain's shape: broadcasting the chain value up would mean
+  // computing each element several times.
+  if (ctx.graph.type(op.result).shape != ctx.graph.type(v).shape)
+    return op.name().str() + " broadcasts " + ctx.name(v) + " to a larger shape";
+  return std::nullopt;
+}
+
+/// Follows the elementwise chain from `v`; appends its ops to `chain` and returns the value
+/// at its end. `stop` receives why it ended.
+ValueId followChain(const Context &ctx, ValueId v, llvm::SmallVectorImpl<int> &chain,
+                    std::string &stop) {
+  while (true) {
+    int consumer = -1;
+    if (auto why = ctx.singleFreeConsumer(v, consumer)) {
+      stop = *why;
+      return v;
+    }
+    if (auto why = epilogueStepVeto(ctx, v, consumer)) {
+      stop = *why;
+      return v;
+    }
+    chain.push_back(consumer);
+    v = ctx.op(consumer).result;
+  }
+}
+
+using MatchResult = std::optional<std::string>; // nullopt = matched, else why not
+
+bool isConvAnchor(OpKind k) { return k == OpKind::Conv || k == OpKind::ConvTranspose; }
+bool isStatsNorm(OpKind k) { return k == OpKind::GroupNorm || k == OpKind::InstanceNorm; }
+
+/// The consumer of the chain's end value that a tail pattern wants, or the reason it fails.
+MatchResult tailConsumer(const Context &ctx, ValueId end, const std::string &stop,
+                         int &consumer) {
+  if (auto why = ctx.singleFreeConsumer(end, consumer))
+    return "epilogue stops at " + stop;
+  return std::nullopt;
+}
+
+/// conv -> elementwise* -> group_norm|instance_norm -> elementwise*.
+MatchResult matchNorm(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  // The statistics live per (n, channel) of an NCHW-like output.
+  if (!isConvAnchor(anchor.kind))
+    return "the anchor is not a convolution";
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int consumer = -1;
+  if (auto why = tailConsumer(ctx, end, stop, consumer))
+    return why;
+  const Op &norm = ctx.op(consumer);
+  // Only norms whose statistics are per (n, group of channels) fit the epilogue.
+  if (!isStatsNorm(norm.kind))
+    return "epilogue ends at " + norm.name().str() + ", not group_norm or instance_norm";
+  if (norm.operands[0].value != end)
+    return ctx.name(end) + " is not the normalised operand";
+  g.norm = consumer;
+  std::string stop2;
+  ValueId out = followChain(ctx, norm.result, g.normEpilogue, stop2);
+  g.output = out;
+  return std::nullopt;
+}
+
+/// conv -> elementwise* -> group_norm|instance_norm -> mean|sum over spatial (and C) dims.
+MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  if (!isConvAnchor(anchor.kind))
+    return "the anchor is not a convolution";
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int normIdx = -1;
+  if (auto why = tailConsumer(ctx, end, stop, normIdx))
+    return why;
+  const Op &norm = ctx.op(normIdx);
+  if (!isStatsNorm(norm.kind))
+    return "epilogue ends at " + norm.name().str() + ", not group_norm or instance_norm";
+  if (norm.operands[0].value != end)
+    return ctx.name(end) + " is not the normalised operand";
+  int redIdx = -1;
+  if (auto why = ctx.singleFreeConsumer(norm.result, redIdx))
+    return "after the norm: " + *why;
+  const Op &red = ctx.op(redIdx);
+  // The mean of a normalised tensor over whole channels needs only the channel sums.
+  if (red.kind != OpKind::Mean && red.kind != OpKind::Sum)
+    return "the norm feeds " + red.name().str() + ", not mean or sum";
+  unsigned rank = ctx.graph.type(norm.result).rank();
+  llvm::SmallVector<int64_t, 6> dims;
+  for (int64_t d : red.getInts("dims"))
+    dims.push_back(d < 0 ? d + rank : d);
+  llvm::sort(dims);
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  bool spatial = dims.size() == rank - 2 && (rank == 2 || dims.front() == 2);
+  bool channelsToo = dims.size() == rank - 1 && dims.front() == 1;
+  // Reducing part of a channel's plane would need per-position values, not sums.
+  if (!spatial && !channelsToo)
+    return red.name().str() + " must reduce all spatial dims (and optionally C)";
+  g.norm = normIdx;
+  g.reduce = redIdx;
+  g.output = red.result;
+  return std::nullopt;
+}
+
+/// linear -> elementwise* -> group_norm over [M, N] -> elementwise* -> min|max|sum(dim 1).
+MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  if (anchor.kind != OpKind::Linear)
+    return "the anchor is not linear";
+  const TensorType &yt = ctx.graph.type(anchor.result);
+  // The norm groups must be columns of one output row.
+  if (yt.rank() != 2)
+    return "linear output is not 2-D";
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int normIdx = -1;
+  if (auto why = tailConsumer(ctx, end, stop, normIdx))
+    return why;
+  const Op &norm = ctx.op(normIdx);
+  if (norm.kind != OpKind::GroupNorm)
+    return "epilogue ends at " + norm.name().str() + ", not group_norm";
+  if (norm.operands[0].value != end)
+    return ctx.name(end) + " is not the normalised operand";
+  int64_t cols = yt.shape[1] / norm.getInt("groups");
+  // A group has to fit inside one output tile of the GEMM (tiles are 128 columns wide).
+  if (cols > 64 || 128 % cols != 0)
+    return "groups of " + std::to_string(cols) + " columns do not tile 128-wide GEMM blocks";
+  std::string stop2;
+  llvm::SmallVector<int, 8> post;
+  ValueId afterNorm = followChain(ctx, norm.result, post, stop2);
+  int redIdx = -1;
+  if (auto why = ctx.singleFreeConsumer(afterNorm, redIdx))
+    return "after the norm: " + stop2;
+  const Op &red = ctx.op(redIdx);
+  if (red.kind != OpKind::Min && red.kind != OpKind::Max && red.kind != OpKind::Sum)
+    return "the norm feeds " + red.name().str() + ", not min, max or sum";
+  IntList dims = red.getInts("dims");
+  if (dims.size() != 1 || (dims[0] != 1 && dims[0] != -1))
+    return red.name().str() + " must reduce dim 1 only";
+  g.norm = normIdx;
+  g.normEpilogue = post;
+  g.reduce = redIdx;
+  g.output = red.result;
+  return std::nullopt;
+}
+
+/// anchor -> elementwise*.
+MatchResult matchPlain(const Context &ctx, int root, FusionGroup &g) {
+  std::string stop;
+  g.output = followChain(ctx, ctx.op(root).result, g.epilogue, stop);
+  return std::nullopt;
+}
+
+struct AnchorPattern {
+  const char *name;
+  TailKind tail;
+  MatchResult (*match)(const Context &, int, FusionGroup &);
+};
+
+/// Most ambitious first: the first that matches takes the ops.
+const AnchorPattern kAnchorPatterns[] = {
+    {"conv+epilogue+norm+reduce", TailKind::NormReduce, matchNormReduce},
+    {"linear+epilogue+rownorm+reduce", TailKind::RowNormReduce, matchRowNormReduce},
+    {"conv+epilogue+norm+epilogue", TailKind::Norm, matchNorm},
+    {"anchor+epilogue", TailKind::None, matchPlain},
+};
+
+GroupKind standaloneKind(OpKind k) {
+  switch (opInfo(k).fusionClass) {
+  case FusionClass::Reduction:
+    return GroupKind::Reduction;
+  case FusionClass::Norm:
+    return k == OpKind::BatchNorm ? GroupKind::Elementwise : GroupKind::Norm;
+  case FusionClass::Opaque:
+    return (k == OpKind::Softmax || k == OpKind::LogSoftmax) ? GroupKind::Softmax
+                                                              : GroupKind::Pool;
+  case FusionClass::View:
+    return GroupKind::View;
+  case FusionClass::Elementwise:
+  case FusionClass::Broadcast:
+    return GroupKind::Elementwise;
+  case FusionClass::Anchor:
+    return GroupKind::Anchor;
+  }
+  llvm_unreachable("unknown fusion class");
+}
+
+const char *standaloneName(GroupKind k) {
+  switch (k) {
+  case GroupKind::Reduction:
+    return "reduction+epilogue";
+  case GroupKind::Softmax:
+    return "softmax+epilogue";
+  case GroupKind::Pool:
+    return "pool+epilogue";
+  case GroupKind::Norm:
+    return "norm+epilogue";
+  case GroupKind::View:
+    return "view";
+  case GroupKind::Elementwise:
+    return "elementwise";
+  case GroupKind::Anchor:
+    return "anchor+epilogue";
+  }
+  llvm_unreachable("unknown group kind");
+}
+
+void claim(Context &ctx, FusionResult &result, FusionGroup g) {
+  int index = int(result.groups.size());
+  for (int op : g.ops())
+    ctx.groupOf[op] = index;
+  result.groups.push_back(std::move(g));
+}
+
+/// Absorbs the producers of `op` that can be computed inline, recursively.
+void absorbProducers(Context &ctx, int op, FusionGroup &g) {
+  const Op &consumer = ctx.op(op);
+  int64_t size = ctx.graph.type(consumer.result).numel();
+  for (const Operand &o : consumer.operands) {
+    if (o.isScalar())
+      continue;
+    int producer = ctx.graph.values[o.value].def;
+    if (producer < 0 || ctx.groupOf[producer] >= 0 || llvm::is_contained(g.members, producer))
+      continue;
+    const Op &p = ctx.op(producer);
+    // Inline only elementwise work that nobody else needs and that is computed once per
+    // output element.
+    if (!isElementwiseOp(p.kind) || ctx.isResult[p.result] || ctx.users[p.result].size() != 1 ||
+        ctx.graph.type(p.result).numel() != size)
+      continue;
+    g.members.push_back(producer);
+    absorbProducers(ctx, producer, g);
+  }
+}
+
+} // namespace
+
+FusionResult fuse(const Graph &graph) {
+  Context ctx(graph);
+  FusionResult result;
+
+  // 1. Anchors, in graph order.
+  for (int i = 0; i < int(graph.ops.size()); ++i) {
+    if (ctx.groupOf[i] >= 0 || opInfo(graph.ops[i].kind).fusionClass != FusionClass::Anchor)
+      continue;
+    for (const AnchorPattern &p : kAnchorPatterns) {
+      FusionGroup g;
+      g.pattern = p.name;
+      g.kind = GroupKind::Anchor;
+      g.tail = p.tail;
+      g.root = i;
+      if (MatchResult why = p.match(ctx, i, g)) {
+        result.rejections.push_back({i, p.name, *why});
+        continue;
+      }
+      claim(ctx, result, std::move(g));
+      break;
+    }
+  }
+
+  // 2. Standalone non-elementwise ops with their epilogues.
+  for (int i = 0; i < int(graph.ops.size()); ++i) {
+    if (ctx.groupOf[i] >= 0 || isElementwiseOp(graph.ops[i].kind))
+      continue;
+    FusionGroup g;
+    g.kind = standaloneKind(graph.ops[i].kind);
+    g.pattern = standaloneName(g.kind);
+    g.root = i;
+    g.output = graph.ops[i].result;
+    if (g.kind != GroupKind::View) {
+      std::string stop;
+      g.output = followChain(ctx, g.output, g.epilogue, stop);
+    }
+    claim(ctx, result, std::move(g));
+  }
+
+  // 3. Elementwise trees, walking backwards so consumers absorb their producers.
+  for (int i = int(graph.ops.size()) - 1; i >= 0; --i) {
+    if (ctx.groupOf[i] >= 0)
+      continue;
+    FusionGroup g;
+    g.kind = GroupKind::Elementwise;
+    g.pattern = "elementwise";
+    g.root = i;
+    g.output = graph.ops[i].result;
+    g.members.push_back(i);
+    absorbProducers(ctx, i, g);
+    claim(ctx, result, std::move(g));
+  }
+
+  // Order groups by the op that produces their output: a valid topological order, since
+  // every value a group reads is produced by an op that comes before that output op.
+  llvm::stable_sort(result.groups, [&](const FusionGroup &a, const FusionGroup &b) {
+    return graph.values[a.output].def < graph.values[b.output].def;
+  });
+  return result;
+}
+
+} // namespace sinter

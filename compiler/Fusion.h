@@ -1,0 +1,74 @@
+//===- compiler/Fusion.h - partitioning a graph into fusion groups -----------------===//
+//
+// The fuse pass turns a verified graph into an ordered list of fusion groups. A group is
+// an anchor (or a standalone op) plus the ops folded into it: an elementwise epilogue, and
+// optionally a normalisation or reduction tail. Each group becomes one or a few kernels of
+// one template family (compiler/Plan.h). Groups are listed in an order that respects data
+// dependencies; values that cross group boundaries are materialised in memory, everything
+// else lives in registers.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter {
+
+/// What a fusion group computes, i.e. which template family serves it.
+enum class GroupKind : uint8_t {
+  Anchor,      ///< conv / conv_transpose / linear / matmul + epilogue (+ tail)
+  Elementwise, ///< a tree of elementwise ops computed in one pass
+  Reduction,   ///< sum / mean / max / min / logsumexp (+ epilogue)
+  Softmax,     ///< softmax / log_softmax (+ epilogue)
+  Pool,        ///< max_pool / avg_pool (+ epilogue)
+  Norm,        ///< a normalisation of a materialised tensor (+ epilogue)
+  View,        ///< reshape / flatten / dropout: no arithmetic
+};
+
+/// What follows the anchor's epilogue inside an anchor group.
+enum class TailKind : uint8_t {
+  None,          ///< anchor + epilogue
+  Norm,          ///< ... -> group_norm / instance_norm -> elementwise*
+  NormReduce,    ///< ... -> group_norm / instance_norm -> mean / sum over spatial (+C) dims
+  RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
+};
+
+struct FusionGroup {
+  std::string pattern; ///< debug name of the pattern (or standalone rule) that formed it
+  GroupKind kind = GroupKind::Elementwise;
+  TailKind tail = TailKind::None;
+  int root = -1;                          ///< the anchor or standalone op
+  llvm::SmallVector<int, 8> epilogue;     ///< elementwise ops after root, in chain order
+  int norm = -1;                          ///< the tail's normalisation op
+  llvm::SmallVector<int, 8> normEpilogue; ///< elementwise ops after the norm
+  int reduce = -1;                        ///< the tail's reduction op
+  /// Elementwise groups: every op of the tree, in graph order (root is the last one).
+  llvm::SmallVector<int, 8> members;
+  ValueId output = -1; ///< the one value the group produces
+
+  /// Every op of the group, in graph order.
+  llvm::SmallVector<int, 16> ops() const;
+};
+
+/// One pattern that was tried at an op and did not apply, for `sinterc explain --why`.
+struct FusionRejection {
+  int op = -1;
+  std::string pattern;
+  std::string reason;
+};
+
+struct FusionResult {
+  std::vector<FusionGroup> groups;
+  std::vector<FusionRejection> rejections;
+};
+
+/// Partitions every op of `graph` (verified, canonicalized) into fusion groups, in an order
+/// that respects data dependencies. Every op belongs to exactly one group.
+FusionResult fuse(const Graph &graph);
+
+} // namespace sinter
