@@ -134,6 +134,13 @@ opStatement(const Graph &graph, const Op &op, const std::string &out,
   return makeError("codegen: " + op.name() + " is not an elementwise op");
 }
 
+/// The local variable holding `value` inside a Compute functor.
+std::string localName(ValueId value) {
+  std::string name = "v";
+  name.append(std::to_string(value));
+  return name;
+}
+
 /// Expression reading operand `operand` of `op` from memory (a slot) or as a constant.
 llvm::Expected<std::string> sideOperand(const Graph &graph, const Op &op, unsigned index,
                                         const IndexSpace &space, SlotMap &slots) {
@@ -189,17 +196,17 @@ llvm::Expected<std::string> computeBody(const Graph &graph, llvm::ArrayRef<int> 
       if (!o.isScalar()) {
         int def = graph.values[o.value].def;
         if (def >= 0 && llvm::is_contained(members, def))
-          return "v" + std::to_string(o.value);
+          return localName(o.value);
       }
       return sideOperand(graph, op, k, space, slots);
     };
-    std::string out = "v" + std::to_string(op.result);
+    std::string out = localName(op.result);
     auto stmt = opStatement(graph, op, out, operandExpr);
     if (!stmt)
       return stmt.takeError();
     code += "float " + out + ";\n    " + *stmt + "\n    ";
   }
-  return code + "return v" + std::to_string(output) + ";";
+  return code + "return " + localName(output) + ";";
 }
 
 } // namespace sinter
