@@ -1,0 +1,151 @@
+//===- compiler/Canonicalize.cpp - normalising a graph before fusion ---------------===//
+#include "compiler/Canonicalize.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <optional>
+
+namespace sinter {
+namespace {
+
+/// Uses of each value (ops and graph results).
+std::vector<int> useCounts(const Graph &g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const Op &op : g.ops)
+    for (const Operand &o : op.operands)
+      if (!o.isScalar())
+        ++uses[o.value];
+  for (ValueId r : g.results)
+    ++uses[r];
+  return uses;
+}
+
+bool isResult(const Graph &g, ValueId v) { return llvm::is_contained(g.results, v); }
+
+/// Replaces every operand use of `from` by `to`.
+void replaceUses(Graph &g, ValueId from, ValueId to) {
+  for (Op &op : g.ops)
+    for (Operand &o : op.operands)
+      if (!o.isScalar() && o.value == from)
+        o.value = to;
+}
+
+/// The scalar of a binary op whose other operand is a value, with the side it is on.
+std::optional<double> scalarOperand(const Op &op, unsigned &valueIndex) {
+  if (op.operands.size() != 2)
+    return std::nullopt;
+  if (op.operands[1].isScalar() && !op.operands[0].isScalar()) {
+    valueIndex = 0;
+    return op.operands[1].scalar;
+  }
+  if (op.operands[0].isScalar() && !op.operands[1].isScalar()) {
+    valueIndex = 1;
+    return op.operands[0].scalar;
+  }
+  return std::nullopt;
+}
+
+/// Folds op `i` into its producer when both are scalar add/sub or both scalar mul/div on
+/// the value (x + a) + b = x + (a + b), (x * a) * b = x * (a * b); sub and div are turned
+/// into add and mul of the negated / inverted constant first. Only forms with the value on
+/// the left of sub/div are folded.
+bool foldScalarPair(Graph &g, int i, const std::vector<int> &uses) {
+  Op &outer = g.ops[i];
+  unsigned vi = 0;
+  auto b = scalarOperand(outer, vi);
+  if (!b)
+    return false;
+  ValueId inner = outer.operands[vi].value;
+  int def = g.values[inner].def;
+  if (def < 0 || uses[inner] != 1 || isResult(g, inner))
+    return false;
+  Op &in = g.ops[def];
+  unsigned vj = 0;
+  auto a = scalarOperand(in, vj);
+  if (!a)
+    return false;
+  auto additive = [](OpKind k) { return k == OpKind::Add || k == OpKind::Sub; };
+  auto multiplicative = [](OpKind k) { return k == OpKind::Mul || k == OpKind::Div; };
+  // x - c and x / c only: c - x and c / x do not fold this way.
+  auto asAdd = [](const Op &op, unsigned vIdx, double c) -> std::optional<double> {
+    if (op.kind == OpKind::Add)
+      return c;
+    if (vIdx == 0)
+      return -c;
+    return std::nullopt;
+  };
+  auto asMul = [](const Op &op, unsigned vIdx, double c) -> std::optional<double> {
+    if (op.kind == OpKind::Mul)
+      return c;
+    if (vIdx == 0 && c != 0)
+      return 1 / c;
+    return std::nullopt;
+  };
+  std::optional<double> ca, cb;
+  OpKind kind;
+  if (additive(outer.kind) && additive(in.kind)) {
+    ca = asAdd(in, vj, *a);
+    cb = asAdd(outer, vi, *b);
+    kind = OpKind::Add;
+  } else if (multiplicative(outer.kind) && multiplicative(in.kind)) {
+    ca = asMul(in, vj, *a);
+    cb = asMul(outer, vi, *b);
+    kind = OpKind::Mul;
+  } else {
+    return false;
+  }
+  if (!ca || !cb)
+    return false;
+  // The two ops must see the same shape: the scalar never changes it.
+  double c = kind == OpKind::Add ? *ca + *cb : *ca * *cb;
+  outer.kind = kind;
+  outer.operands = {Operand::ofValue(in.operands[vj].value), Operand::ofScalar(c)};
+  return true;
+}
+
+/// Removes ops whose results nobody uses, renumbering values' defs.
+bool removeDead(Graph &g) {
+  bool changed = false;
+  while (true) {
+    std::vector<int> uses = useCounts(g);
+    int dead = -1;
+    for (int i = int(g.ops.size()) - 1; i >= 0 && dead < 0; --i)
+      if (uses[g.ops[i].result] == 0)
+        dead = i;
+    if (dead < 0)
+      return changed;
+    changed = true;
+    g.values[g.ops[dead].result].def = -1;
+    g.ops.erase(g.ops.begin() + dead);
+    for (Value &v : g.values)
+      if (v.def > dead)
+        --v.def;
+  }
+}
+
+} // namespace
+
+bool canonicalize(Graph &g) {
+  bool changed = false;
+  // Dropout: the identity.
+  for (Op &op : g.ops) {
+    if (op.kind != OpKind::Dropout || isResult(g, op.result))
+      continue;
+    ValueId in = op.operands[0].value;
+    if (std::count_if(g.ops.begin(), g.ops.end(), [&](const Op &o) {
+          return llvm::any_of(o.operands, [&](const Operand &x) {
+            return !x.isScalar() && x.value == op.result;
+          });
+        }) == 0)
+      continue;
+    replaceUses(g, op.result, in);
+    changed = true;
+  }
+  // Scalar chains.
+  for (int i = 0; i < int(g.ops.size()); ++i)
+    if (foldScalarPair(g, i, useCounts(g)))
+      changed = true;
+  return removeDead(g) || changed;
+}
+
+} // namespace sinter

@@ -1,0 +1,18 @@
+//===- compiler/Canonicalize.h - normalising a graph before fusion -----------------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+namespace sinter {
+
+/// Rewrites `graph` (verified) into the form fusion expects, keeping its meaning and every
+/// argument and result name:
+///  - dropout is the identity at inference: its uses read its operand instead (a returned
+///    dropout stays, as a view);
+///  - chains of scalar add/sub (or mul/div) on one value fold into one op, e.g.
+///    mul(mul(%x, 2), 3) -> mul(%x, 6), when the inner result has no other use;
+///  - ops whose results are never used (and are not returned) are removed.
+/// Returns true when something changed.
+bool canonicalize(Graph &graph);
+
+} // namespace sinter

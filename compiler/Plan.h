@@ -1,0 +1,52 @@
+//===- compiler/Plan.h - from fusion groups to kernels, buffers and launches -------===//
+//
+// The plan pass picks, for every fusion group, the template(s) that compute it and their
+// configuration for the baked shapes, generates their sources through the emitters of
+// compiler/kernels/, and lays out memory: one buffer per graph argument and result, one
+// workspace buffer per value that crosses a group boundary, plus the statistics and scratch
+// buffers the kernels need. The result is an ExecutablePlan (runtime/Plan.h) with its
+// kernel sources, ready for NVRTC.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Fusion.h"
+#include "compiler/KernelSource.h"
+#include "ir/Graph.h"
+#include "runtime/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter {
+
+struct PlanOptions {
+  Precision precision = Precision::Auto;
+  std::string arch = "sm_90a";
+};
+
+/// One kernel of the plan with what `sinterc explain` tells about it.
+struct PlannedKernel {
+  KernelSource source;
+  int group = -1;       ///< index into FusionResult::groups
+  std::string role;     ///< e.g. "anchor + statistics", "normalise"
+  MathMode math = MathMode::Ffma;
+};
+
+struct PlanResult {
+  ExecutablePlan plan;                 ///< buffers, kernels in launch order, steps
+  std::vector<PlannedKernel> kernels;  ///< parallel to plan.kernels
+};
+
+/// Plans every group of `fusion` (from fuse() on `graph`). Fails with a one-line error
+/// naming the op when a group cannot be served (e.g. a dtype other than f32).
+llvm::Expected<PlanResult> planGraph(const Graph &graph, const FusionResult &fusion,
+                                     const PlanOptions &options);
+
+/// "auto", "fp32" or "tf32".
+llvm::StringRef precisionName(Precision p);
+std::optional<Precision> parsePrecision(llvm::StringRef name);
+
+} // namespace sinter

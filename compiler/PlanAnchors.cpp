@@ -1,0 +1,353 @@
+//===- compiler/PlanAnchors.cpp - planning conv / conv_transpose / GEMM groups -----===//
+//
+// An anchor group becomes one to three kernels:
+//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm;
+//  - norm tail: the anchor kernel also accumulates per-(n, c) sums and sums of squares.
+//    Then either a normalise kernel reads the stored anchor output (the anchor is costly:
+//    tensor-core convolutions), or, when the anchor is a cheap memory-bound direct conv
+//    whose input is smaller than twice its output, the anchor runs again and normalises in
+//    its own epilogue, so its output never goes through memory between the two;
+//  - norm + reduction tail: only the statistics are needed; a small kernel derives the
+//    reduced values from them and the anchor output is never written;
+//  - GEMM row-norm tail: the GEMM epilogue normalises each group of columns in its tile
+//    and reduces the row; the GEMM output is never written.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/Epilogue.h"
+#include "compiler/PlanBuilder.h"
+#include "compiler/kernels/ConvDirect.h"
+#include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/Gemm.h"
+#include "compiler/kernels/Norm.h"
+#include "ir/Error.h"
+
+namespace sinter {
+namespace {
+
+ConvSpec makeConvSpec(const Graph &g, const Op &op) {
+  const TensorType &x = g.type(op.operands[0].value);
+  const TensorType &w = g.type(op.operands[1].value);
+  const TensorType &y = g.type(op.result);
+  unsigned sd = x.rank() - 2;
+  ConvSpec s;
+  s.transposed = op.kind == OpKind::ConvTranspose;
+  s.spatialDims = sd;
+  s.N = x.shape[0];
+  s.Cin = x.shape[1];
+  s.Cout = y.shape[1];
+  s.groups = op.getInt("groups");
+  IntList stride = op.getSpatial("stride", sd), padding = op.getSpatial("padding", sd),
+          dilation = op.getSpatial("dilation", sd);
+  for (unsigned i = 0; i < sd; ++i) {
+    unsigned d = 3 - sd + i;
+    s.in[d] = x.shape[2 + i];
+    s.out[d] = y.shape[2 + i];
+    s.kernel[d] = w.shape[2 + i];
+    s.stride[d] = stride[i];
+    s.padding[d] = padding[i];
+    s.dilation[d] = dilation[i];
+  }
+  s.hasBias = op.operands.size() == 3;
+  return s;
+}
+
+/// Tensor cores pay off when both GEMM dimensions of a group are wide enough to fill tiles.
+bool useIgemm(const ConvSpec &s) {
+  int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  if (s.Cout / s.groups < 32 || (s.Cin / s.groups) * kvol < 64)
+    return false;
+  std::string why;
+  return convIgemmSupports(s, &why);
+}
+
+MathMode convMath(bool igemm, Precision p) {
+  if (!igemm)
+    return MathMode::Ffma;
+  return p == Precision::Fp32 ? MathMode::Tf32x3 : MathMode::Tf32;
+}
+
+llvm::Expected<KernelSource> emitConv(const ConvSpec &s, bool igemm) {
+  return igemm ? emitConvIgemm(s) : emitConvDirect(s);
+}
+
+/// The conv anchor's fixed slots plus the epilogue's extra operands.
+std::map<int, int> convSlots(PlanBuilder &b, const Op &op, const SlotMap &extra) {
+  std::map<int, int> slots{{0, b.bufferOf(op.operands[0].value)},
+                           {1, b.bufferOf(op.operands[1].value)}};
+  if (op.operands.size() == 3)
+    slots[2] = b.bufferOf(op.operands[2].value);
+  for (auto [slot, value] : extra.slots())
+    slots[slot] = b.bufferOf(value);
+  return slots;
+}
+
+NormSpec makeNormSpec(const Graph &g, const Op &norm, std::string name) {
+  const TensorType &t = g.type(norm.operands[0].value);
+  NormSpec n;
+  n.kernelName = std::move(name);
+  n.N = t.shape[0];
+  n.C = t.shape[1];
+  n.L = t.numel() / (n.N * n.C);
+  n.groups = norm.kind == OpKind::GroupNorm ? norm.getInt("groups") : n.C;
+  n.eps = norm.getFloat("eps");
+  n.affine = norm.operands.size() == 3;
+  return n;
+}
+
+void bindAffine(PlanBuilder &b, const Op &norm, std::map<int, int> &slots) {
+  if (norm.operands.size() == 3) {
+    slots[6] = b.bufferOf(norm.operands[1].value);
+    slots[7] = b.bufferOf(norm.operands[2].value);
+  }
+}
+
+llvm::Error planConvGroup(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &anchor = g.ops[grp.root];
+  ConvSpec spec = makeConvSpec(g, anchor);
+  bool igemm = useIgemm(spec);
+  spec.math = convMath(igemm, b.options.precision);
+  const TensorType &yt = g.type(anchor.result);
+  IndexSpace space = IndexSpace::conv(yt.shape);
+  SlotMap extra(8);
+  auto epi = chainBody(g, grp.epilogue, anchor.result, space, extra);
+  if (!epi)
+    return withContext(epi.takeError(), b.where(gi));
+  spec.epilogue = *epi;
+
+  if (grp.tail == TailKind::None) {
+    spec.kernelName = b.kernelName(gi, "");
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[3] = b.bufferOf(grp.output);
+    return b.launch(emitConv(spec, igemm), gi, "anchor + epilogue", spec.math, slots);
+  }
+
+  const Op &norm = g.ops[grp.norm];
+  ValueId normIn = norm.operands[0].value;
+  NormSpec ns = makeNormSpec(g, norm, "");
+  int stats = b.workspace(g.values[normIn].name + ".stats", ns.N * ns.C * 2 * 8);
+  b.fill(stats, kFillZero);
+
+  if (grp.tail == TailKind::NormReduce) {
+    // Statistics only: the anchor output is never written.
+    spec.kernelName = b.kernelName(gi, "stats");
+    spec.storeOutput = false;
+    spec.accumulateStats = true;
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[4] = stats;
+    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor statistics", spec.math, slots))
+      return err;
+    const Op &red = g.ops[grp.reduce];
+    unsigned rank = g.type(norm.result).rank();
+    bool overChannels = red.getInts("dims").size() == rank - 1;
+    ns.kernelName = b.kernelName(gi, "reduce");
+    std::map<int, int> rslots{{4, stats}, {3, b.bufferOf(grp.output)}};
+    bindAffine(b, norm, rslots);
+    return b.launch(emitNormReduce(ns, overChannels, red.kind == OpKind::Mean), gi,
+                    "reduce from statistics", MathMode::Ffma, rslots);
+  }
+
+  assert(grp.tail == TailKind::Norm && "conv groups have no row-norm tail");
+  IndexSpace outSpace = IndexSpace::conv(g.type(norm.result).shape);
+  int64_t xBytes = g.type(anchor.operands[0].value).bytes();
+  bool recompute = !igemm && xBytes < 2 * yt.bytes();
+  if (!recompute) {
+    spec.kernelName = b.kernelName(gi, "stats");
+    spec.accumulateStats = true;
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[3] = b.bufferOf(normIn);
+    slots[4] = stats;
+    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor + epilogue + statistics",
+                            spec.math, slots))
+      return err;
+    SlotMap post(8);
+    auto postBody = chainBody(g, grp.normEpilogue, norm.result, outSpace, post);
+    if (!postBody)
+      return withContext(postBody.takeError(), b.where(gi));
+    ns.kernelName = b.kernelName(gi, "normalize");
+    ns.post = *postBody;
+    std::map<int, int> nslots{{0, b.bufferOf(normIn)}, {3, b.bufferOf(grp.output)}, {4, stats}};
+    bindAffine(b, norm, nslots);
+    for (auto [slot, value] : post.slots())
+      nslots[slot] = b.bufferOf(value);
+    return b.launch(emitNormApply(ns), gi, "normalise + epilogue", MathMode::Ffma, nslots);
+  }
+
+  // Recompute: statistics pass, per-(n,c) scale and shift, then the anchor again with the
+  // normalisation in its epilogue.
+  ConvSpec statsSpec = spec;
+  statsSpec.kernelName = b.kernelName(gi, "stats");
+  statsSpec.storeOutput = false;
+  statsSpec.accumulateStats = true;
+  std::map<int, int> slots = convSlots(b, anchor, extra);
+  slots[4] = stats;
+  if (auto err = b.launch(emitConv(statsSpec, igemm), gi, "anchor statistics", spec.math, slots))
+    return err;
+  int scaleShift = b.workspace(g.values[normIn].name + ".scale_shift", ns.N * ns.C * 8);
+  ns.kernelName = b.kernelName(gi, "scale_shift");
+  std::map<int, int> sslots{{4, stats}, {5, scaleShift}};
+  bindAffine(b, norm, sslots);
+  if (auto err = b.launch(emitNormScaleShift(ns), gi, "norm scale and shift", MathMode::Ffma,
+                          sslots))
+    return err;
+  // The epilogue: the anchor's chain, the normalisation as one FMA, the norm's chain.
+  SlotMap extra2(8);
+  auto before = chainBody(g, grp.epilogue, anchor.result, space, extra2);
+  auto after = chainBody(g, grp.normEpilogue, norm.result, outSpace, extra2);
+  if (!before)
+    return withContext(before.takeError(), b.where(gi));
+  if (!after)
+    return withContext(after.takeError(), b.where(gi));
+  std::string code = "float t = v;\n    { auto f = [&](float v) { " + before->code +
+                     " }; t = f(t); }\n    { const float2 ss = __ldg(reinterpret_cast<const "
+                     "float2 *>(b.p[5]) + (sinter::i64)n * " +
+                     std::to_string(ns.C) +
+                     " + c); t = t * ss.x + ss.y; }\n    { auto f = [&](float v) { " +
+                     after->code + " }; t = f(t); }\n    return t;";
+  ConvSpec applySpec = spec;
+  applySpec.kernelName = b.kernelName(gi, "normalize");
+  applySpec.epilogue.code = code;
+  std::map<int, int> aslots = convSlots(b, anchor, extra2);
+  aslots[3] = b.bufferOf(grp.output);
+  aslots[5] = scaleShift;
+  return b.launch(emitConv(applySpec, igemm), gi, "anchor recomputed + normalise", spec.math,
+                  aslots);
+}
+
+/// The batch shape of a matmul output and each operand's batch strides (0 = broadcast).
+void matmulBatch(const TensorType &a, const TensorType &bt, GemmSpec &s) {
+  auto batchOf = [](const TensorType &t) {
+    Shape s;
+    if (t.rank() > 2)
+      s.assign(t.shape.begin(), t.shape.end() - 2);
+    return s;
+  };
+  Shape ba = batchOf(a), bb = batchOf(bt);
+  size_t rank = std::max(ba.size(), bb.size());
+  while (ba.size() < rank)
+    ba.insert(ba.begin(), 1);
+  while (bb.size() < rank)
+    bb.insert(bb.begin(), 1);
+  int64_t sa = s.M * s.K, sb = s.K * s.N, sc = s.M * s.N;
+  llvm::SmallVector<int64_t, 4> stA(rank), stB(rank), stC(rank);
+  for (int d = int(rank) - 1; d >= 0; --d) {
+    int64_t out = std::max(ba[d], bb[d]);
+    stA[d] = ba[d] == 1 ? 0 : sa;
+    stB[d] = bb[d] == 1 ? 0 : sb;
+    stC[d] = sc;
+    sa *= ba[d];
+    sb *= bb[d];
+    sc *= out;
+    s.batchShape.insert(s.batchShape.begin(), out);
+  }
+  s.batchStrideA = stA;
+  s.batchStrideB = stB;
+  s.batchStrideC = stC;
+}
+
+llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &anchor = g.ops[grp.root];
+  const TensorType &at = g.type(anchor.operands[0].value);
+  const TensorType &bt = g.type(anchor.operands[1].value);
+  const TensorType &yt = g.type(anchor.result);
+  GemmSpec s;
+  s.math = b.options.precision == Precision::Tf32 ? MathMode::Tf32 : MathMode::Tf32x3;
+  Shape full = yt.shape; // the output as [batch..., M, N], for epilogue indexing
+  if (anchor.kind == OpKind::Linear) {
+    s.K = at.shape.back();
+    s.N = bt.shape[0];
+    s.M = at.numel() / s.K;
+    s.bTransposed = true;
+    s.hasBias = anchor.operands.size() == 3;
+    if (full.size() == 1)
+      full.insert(full.begin(), 1);
+  } else {
+    s.bTransposed = false;
+    s.M = at.rank() == 1 ? 1 : at.shape[at.rank() - 2];
+    s.K = at.shape.back();
+    s.N = bt.rank() == 1 ? 1 : bt.shape.back();
+    TensorType a2 = at, b2 = bt;
+    if (at.rank() == 1)
+      a2.shape.insert(a2.shape.begin(), 1);
+    if (bt.rank() == 1)
+      b2.shape.push_back(1);
+    matmulBatch(a2, b2, s);
+    full.assign(s.batchShape.begin(), s.batchShape.end());
+    full.push_back(s.M);
+    full.push_back(s.N);
+  }
+  // With a 1-D operand the output lacks the M or N dim, so tensors fused into the epilogue
+  // would broadcast against other dims than the kernel's (row, column) coordinates.
+  if (anchor.kind == OpKind::Matmul && (at.rank() == 1 || bt.rank() == 1)) {
+    ValueId chain = anchor.result;
+    for (int op : grp.epilogue) {
+      for (const Operand &o : g.ops[op].operands)
+        if (!o.isScalar() && o.value != chain)
+          return makeError(b.where(gi) + ": a matmul with a 1-D operand cannot take a fused "
+                                         "epilogue that reads tensors");
+      chain = g.ops[op].result;
+    }
+  }
+  IndexSpace space = IndexSpace::gemm(full);
+  SlotMap extra(8);
+  auto epi = chainBody(g, grp.epilogue, anchor.result, space, extra);
+  if (!epi)
+    return withContext(epi.takeError(), b.where(gi));
+  s.epilogue = *epi;
+  std::map<int, int> slots{{0, b.bufferOf(anchor.operands[0].value)},
+                           {1, b.bufferOf(anchor.operands[1].value)}};
+  if (s.hasBias)
+    slots[2] = b.bufferOf(anchor.operands[2].value);
+
+  if (grp.tail == TailKind::None) {
+    s.kernelName = b.kernelName(gi, "");
+    slots[3] = b.bufferOf(grp.output);
+    for (auto [slot, value] : extra.slots())
+      slots[slot] = b.bufferOf(value);
+    return b.launch(emitGemm(s), gi, "anchor + epilogue", s.math, slots);
+  }
+
+  assert(grp.tail == TailKind::RowNormReduce && "GEMM groups take only the row-norm tail");
+  const Op &norm = g.ops[grp.norm];
+  const Op &red = g.ops[grp.reduce];
+  s.kernelName = b.kernelName(gi, "");
+  s.storeOutput = false;
+  s.normGroupCols = s.N / norm.getInt("groups");
+  s.normEps = norm.getFloat("eps");
+  s.normAffine = norm.operands.size() == 3;
+  auto post = chainBody(g, grp.normEpilogue, norm.result, space, extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  s.postNorm = *post;
+  uint32_t init = kFillZero;
+  if (red.kind == OpKind::Min) {
+    s.rowReduce = GemmSpec::RowReduce::Min;
+    init = kFillPlusInf;
+  } else if (red.kind == OpKind::Max) {
+    s.rowReduce = GemmSpec::RowReduce::Max;
+    init = kFillMinusInf;
+  } else {
+    s.rowReduce = GemmSpec::RowReduce::Sum;
+  }
+  int out = b.bufferOf(grp.output);
+  b.fill(out, init);
+  slots[4] = out;
+  bindAffine(b, norm, slots);
+  for (auto [slot, value] : extra.slots())
+    slots[slot] = b.bufferOf(value);
+  return b.launch(emitGemm(s), gi, "GEMM + row norm + row reduction", s.math, slots);
+}
+
+} // namespace
+
+llvm::Error planAnchorGroup(PlanBuilder &b, int group) {
+  OpKind k = b.graph.ops[b.fusion.groups[group].root].kind;
+  if (k == OpKind::Conv || k == OpKind::ConvTranspose)
+    return planConvGroup(b, group);
+  return planGemmGroup(b, group);
+}
+
+} // namespace sinter

@@ -1,0 +1,59 @@
+//===- compiler/PlanBuilder.h - shared state of the plan pass (internal) -----------===//
+//
+// The plan pass is split by group family (PlanAnchors.cpp, PlanStandalone.cpp); this class
+// holds what they share: the buffer table, the launch list, and kernel naming.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/Plan.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+
+namespace sinter {
+
+class PlanBuilder {
+public:
+  PlanBuilder(const Graph &graph, const FusionResult &fusion, const PlanOptions &options);
+
+  /// Plans every group.
+  llvm::Expected<PlanResult> run();
+
+  /// The buffer holding `value`: an argument's or result's, else a workspace buffer made on
+  /// first use.
+  int bufferOf(ValueId value);
+  /// Makes `value` a view of `target` (reshape, flatten, dropout): same memory, its own type.
+  /// Returns the new buffer.
+  int alias(ValueId value, int target);
+  /// Whether `value` already has a buffer (an argument, a result, or planned before).
+  bool hasBuffer(ValueId value) const { return buffers_.count(value) != 0; }
+  /// A new workspace buffer of `bytes` named `name`.
+  int workspace(const std::string &name, int64_t bytes);
+  /// Appends a fill of `buffer` with the 32-bit pattern `word`.
+  void fill(int buffer, uint32_t word);
+  /// Appends a launch of `source`, binding each (slot -> buffer). Workspace the emitter asks
+  /// for on slots left unbound is allocated and initialised here.
+  llvm::Error launch(llvm::Expected<KernelSource> source, int group, llvm::StringRef role,
+                     MathMode math, const std::map<int, int> &slotBuffers);
+  /// A stable, readable kernel name for a kernel of `group`.
+  std::string kernelName(int group, llvm::StringRef suffix) const;
+  /// The error prefix naming the group's root op.
+  std::string where(int group) const;
+
+  const Graph &graph;
+  const FusionResult &fusion;
+  const PlanOptions &options;
+
+private:
+  PlanResult result_;
+  llvm::DenseMap<ValueId, int> buffers_;
+};
+
+/// conv / conv_transpose / linear / matmul groups.
+llvm::Error planAnchorGroup(PlanBuilder &b, int group);
+/// Elementwise, reduction, softmax, pool, norm and view groups.
+llvm::Error planStandaloneGroup(PlanBuilder &b, int group);
+
+} // namespace sinter

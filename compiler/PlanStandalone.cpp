@@ -1,0 +1,256 @@
+//===- compiler/PlanStandalone.cpp - planning groups without an anchor -------------===//
+//
+// Elementwise trees become one elementwise kernel computing the group's output from its
+// inputs; reductions, softmax, pools and layer norm become one kernel of their template,
+// with the trailing elementwise chain as its Post functor; group and instance norm of a
+// tensor in memory take two kernels (per-channel statistics, then normalise); views cost
+// nothing unless they are returned, in which case a copy writes the output.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/Epilogue.h"
+#include "compiler/PlanBuilder.h"
+#include "compiler/kernels/Generic.h"
+#include "compiler/kernels/Norm.h"
+#include "ir/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace sinter {
+namespace {
+
+/// Binds the extra operand slots of a functor.
+void bindExtra(PlanBuilder &b, const SlotMap &extra, std::map<int, int> &slots) {
+  for (auto [slot, value] : extra.slots())
+    slots[slot] = b.bufferOf(value);
+}
+
+llvm::Error planElementwise(PlanBuilder &b, int gi, llvm::ArrayRef<int> members,
+                            ValueId output) {
+  const Graph &g = b.graph;
+  constexpr int kOut = 15;
+  SlotMap inputs(0, kOut - 1);
+  std::string body;
+  if (members.empty()) {
+    // A copy (a returned view): read the view's source element by element.
+    const Op &root = g.ops[b.fusion.groups[gi].root];
+    int slot = inputs.slotFor(root.operands[0].value);
+    body = "return __ldg(static_cast<const float *>(b.p[" + std::to_string(slot) + "]) + i);";
+  } else {
+    auto computed = computeBody(g, members, output, inputs);
+    if (!computed)
+      return withContext(computed.takeError(), b.where(gi));
+    body = *computed;
+  }
+  ElementwiseSpec spec;
+  spec.kernelName = b.kernelName(gi, members.empty() ? "copy" : "");
+  spec.numel = g.type(output).numel();
+  spec.outSlot = kOut;
+  spec.computeBody = body;
+  std::map<int, int> slots{{kOut, b.bufferOf(output)}};
+  bindExtra(b, inputs, slots);
+  return b.launch(emitElementwise(spec), gi, members.empty() ? "copy" : "elementwise",
+                  MathMode::Ffma, slots);
+}
+
+llvm::SmallVector<int64_t, 6> normalizedDims(const Op &op, unsigned rank) {
+  llvm::SmallVector<int64_t, 6> dims;
+  for (int64_t d : op.getInts("dims"))
+    dims.push_back(d < 0 ? d + rank : d);
+  llvm::sort(dims);
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  return dims;
+}
+
+ReduceSpec::Kind reduceKind(OpKind k) {
+  switch (k) {
+  case OpKind::Sum:
+    return ReduceSpec::Kind::Sum;
+  case OpKind::Mean:
+    return ReduceSpec::Kind::Mean;
+  case OpKind::Max:
+    return ReduceSpec::Kind::Max;
+  case OpKind::Min:
+    return ReduceSpec::Kind::Min;
+  case OpKind::Logsumexp:
+    return ReduceSpec::Kind::LogSumExp;
+  default:
+    break;
+  }
+  llvm_unreachable("not a reduction");
+}
+
+/// The group's trailing chain as a flat Post functor over the root's output.
+llvm::Expected<FunctorBody> postChain(PlanBuilder &b, const FusionGroup &grp, SlotMap &extra) {
+  const Op &root = b.graph.ops[grp.root];
+  return chainBody(b.graph, grp.epilogue, root.result,
+                   IndexSpace::flat(b.graph.type(root.result).shape), extra);
+}
+
+llvm::Error planReduction(PlanBuilder &b, int gi) {
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &root = b.graph.ops[grp.root];
+  const TensorType &in = b.graph.type(root.operands[0].value);
+  SlotMap extra(8);
+  auto post = postChain(b, grp, extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  ReduceSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.inShape = in.shape;
+  spec.dims = normalizedDims(root, in.rank());
+  spec.kind = reduceKind(root.kind);
+  spec.post = *post;
+  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, slots);
+  return b.launch(emitReduce(spec), gi, "reduction", MathMode::Ffma, slots);
+}
+
+llvm::Error planSoftmax(PlanBuilder &b, int gi) {
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &root = b.graph.ops[grp.root];
+  const TensorType &in = b.graph.type(root.operands[0].value);
+  SlotMap extra(8);
+  auto post = postChain(b, grp, extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  SoftmaxSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.shape = in.shape;
+  int64_t dim = root.getInt("dim");
+  spec.dim = dim < 0 ? dim + in.rank() : dim;
+  spec.log = root.kind == OpKind::LogSoftmax;
+  spec.post = *post;
+  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, slots);
+  return b.launch(emitSoftmax(spec), gi, "softmax", MathMode::Ffma, slots);
+}
+
+llvm::Error planPool(PlanBuilder &b, int gi) {
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &root = b.graph.ops[grp.root];
+  const TensorType &in = b.graph.type(root.operands[0].value);
+  const TensorType &out = b.graph.type(root.result);
+  unsigned sd = in.rank() - 2;
+  SlotMap extra(8);
+  auto post = postChain(b, grp, extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  PoolSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.max = root.kind == OpKind::MaxPool;
+  spec.spatialDims = sd;
+  spec.N = in.shape[0];
+  spec.C = in.shape[1];
+  IntList k = root.getSpatial("kernel_size", sd), st = root.getSpatial("stride", sd),
+          pad = root.getSpatial("padding", sd);
+  IntList dil = spec.max ? root.getSpatial("dilation", sd) : IntList(sd, 1);
+  for (unsigned i = 0; i < sd; ++i) {
+    unsigned d = 3 - sd + i;
+    spec.in[d] = in.shape[2 + i];
+    spec.out[d] = out.shape[2 + i];
+    spec.kernel[d] = k[i];
+    spec.stride[d] = st[i];
+    spec.padding[d] = pad[i];
+    spec.dilation[d] = dil[i];
+  }
+  spec.countIncludePad = spec.max ? true : root.getBool("count_include_pad");
+  spec.post = *post;
+  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, slots);
+  return b.launch(emitPool(spec), gi, spec.max ? "max pool" : "average pool", MathMode::Ffma,
+                  slots);
+}
+
+llvm::Error planNorm(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &root = g.ops[grp.root];
+  ValueId x = root.operands[0].value;
+  const TensorType &xt = g.type(x);
+  bool affine = root.operands.size() > 1;
+  std::map<int, int> slots{{0, b.bufferOf(x)}, {3, b.bufferOf(grp.output)}};
+  if (affine) {
+    slots[6] = b.bufferOf(root.operands[1].value);
+    slots[7] = b.bufferOf(root.operands[2].value);
+  }
+
+  if (root.kind == OpKind::LayerNorm) {
+    SlotMap extra(8);
+    auto post = postChain(b, grp, extra);
+    if (!post)
+      return withContext(post.takeError(), b.where(gi));
+    LayerNormSpec spec;
+    spec.kernelName = b.kernelName(gi, "");
+    int64_t L = 1;
+    for (int64_t d : root.getInts("normalized_shape"))
+      L *= d;
+    spec.L = L;
+    spec.rows = xt.numel() / L;
+    spec.eps = root.getFloat("eps");
+    spec.affine = affine;
+    spec.post = *post;
+    bindExtra(b, extra, slots);
+    return b.launch(emitLayerNorm(spec), gi, "layer norm", MathMode::Ffma, slots);
+  }
+
+  // group_norm / instance_norm: per-(n, c) statistics, then normalise.
+  assert((root.kind == OpKind::GroupNorm || root.kind == OpKind::InstanceNorm) &&
+         "batch_norm is elementwise");
+  NormSpec ns;
+  ns.N = xt.shape[0];
+  ns.C = xt.shape[1];
+  ns.L = xt.numel() / (ns.N * ns.C);
+  ns.groups = root.kind == OpKind::GroupNorm ? root.getInt("groups") : ns.C;
+  ns.eps = root.getFloat("eps");
+  ns.affine = affine;
+  int stats = b.workspace(g.values[x].name + ".stats", ns.N * ns.C * 2 * 8);
+  b.fill(stats, kFillZero);
+  ChannelStatsSpec cs;
+  cs.kernelName = b.kernelName(gi, "stats");
+  cs.N = ns.N;
+  cs.C = ns.C;
+  cs.L = ns.L;
+  if (auto err = b.launch(emitChannelStats(cs), gi, "channel statistics", MathMode::Ffma,
+                          {{0, b.bufferOf(x)}, {kChannelStatsSlot, stats}}))
+    return err;
+  SlotMap extra(8);
+  auto post = chainBody(g, grp.epilogue, root.result, IndexSpace::conv(g.type(root.result).shape),
+                        extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  ns.kernelName = b.kernelName(gi, "normalize");
+  ns.post = *post;
+  slots[4] = stats;
+  bindExtra(b, extra, slots);
+  return b.launch(emitNormApply(ns), gi, "normalise", MathMode::Ffma, slots);
+}
+
+} // namespace
+
+llvm::Error planStandaloneGroup(PlanBuilder &b, int gi) {
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &root = b.graph.ops[grp.root];
+  switch (grp.kind) {
+  case GroupKind::Elementwise:
+    return planElementwise(b, gi, grp.members, grp.output);
+  case GroupKind::Reduction:
+    return planReduction(b, gi);
+  case GroupKind::Softmax:
+    return planSoftmax(b, gi);
+  case GroupKind::Pool:
+    return planPool(b, gi);
+  case GroupKind::Norm:
+    return planNorm(b, gi);
+  case GroupKind::View:
+    // A view of a buffer costs nothing; a returned view needs its own output buffer.
+    if (b.hasBuffer(grp.output))
+      return planElementwise(b, gi, {}, grp.output);
+    b.alias(grp.output, b.bufferOf(root.operands[0].value));
+    return llvm::Error::success();
+  case GroupKind::Anchor:
+    break;
+  }
+  llvm_unreachable("anchor groups are planned by planAnchorGroup");
+}
+
+} // namespace sinter
