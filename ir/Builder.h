@@ -15,8 +15,10 @@
 // Conventions:
 //  - Method and option names are the op and attribute names of the text format, so a graph
 //    reads the same in C++ and in .sir (hence snake_case: `b.log_softmax`, `.ceil_mode`).
-//  - Options structs are meant for designated initializers. A per-spatial-dim option takes one
-//    value for all dims (`.stride = 2` or `.stride = {2}`, stored as an int) or one per dim
+//  - Options structs are meant for designated initializers (every field has a default member
+//    initializer, which also keeps GCC's -Wmissing-field-initializers quiet about them). A
+//    per-spatial-dim option takes one value for all dims (`.stride = 2` or `.stride = {2}`, stored
+//    as an int) or one per dim
 //    (`.stride = {1, 2, 2}`, stored as a list). Options left alone, or set to the op table's
 //    default, are not stored, so the printed graph shows only what differs from the defaults.
 //  - Binary ops take a Val or a number on either side; `+ - * /` and unary `-` on Vals
@@ -78,12 +80,12 @@ struct Spatial {
 };
 
 struct ConvOptions {
-  Spatial stride, padding, dilation;
+  Spatial stride{}, padding{}, dilation{};
   int64_t groups = 1;
 };
 
 struct ConvTransposeOptions {
-  Spatial stride, padding, output_padding, dilation;
+  Spatial stride{}, padding{}, output_padding{}, dilation{};
   int64_t groups = 1;
 };
 
@@ -106,21 +108,21 @@ struct EluOptions {
 };
 /// torch.clamp: at least one bound must be given.
 struct ClampOptions {
-  std::optional<double> min, max;
+  std::optional<double> min{}, max{};
 };
 
 /// sum, mean, max, min, logsumexp: dims is required (negative dims count from the end).
 struct ReduceOptions {
-  IntList dims;
+  IntList dims{};
   bool keepdim = false;
 };
 
 struct GroupNormOptions {
-  std::optional<int64_t> groups; ///< required
+  std::optional<int64_t> groups{}; ///< required
   double eps = 1e-5;
 };
 struct LayerNormOptions {
-  IntList normalized_shape; ///< required
+  IntList normalized_shape{}; ///< required
   double eps = 1e-5;
 };
 /// batch_norm and instance_norm.
@@ -129,15 +131,15 @@ struct NormOptions {
 };
 
 struct MaxPoolOptions {
-  Spatial kernel_size; ///< required
-  Spatial stride;      ///< defaults to kernel_size
-  Spatial padding, dilation;
+  Spatial kernel_size{}; ///< required
+  Spatial stride{};      ///< defaults to kernel_size
+  Spatial padding{}, dilation{};
   bool ceil_mode = false;
 };
 struct AvgPoolOptions {
-  Spatial kernel_size; ///< required
-  Spatial stride;      ///< defaults to kernel_size
-  Spatial padding;
+  Spatial kernel_size{}; ///< required
+  Spatial stride{};      ///< defaults to kernel_size
+  Spatial padding{};
   bool ceil_mode = false;
   bool count_include_pad = true;
 };
