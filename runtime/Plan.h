@@ -13,6 +13,7 @@
 #include "ir/Type.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cstdint>
@@ -61,6 +62,10 @@ struct ExecutablePlan {
   std::vector<KernelSpec> kernels;
   std::vector<Step> steps;
 };
+
+/// Checks that every index in `plan` is in range (kernels, buffers, slots, aliases without
+/// cycles) and that fills cover whole 32-bit words: a plan read from a bundle is input.
+llvm::Error validatePlan(const ExecutablePlan &plan);
 
 /// "input", "param", "output" or "workspace".
 inline const char *bufferKindName(BufferSpec::Kind k) {
