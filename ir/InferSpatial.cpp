@@ -4,7 +4,7 @@
 // transposed convolutions (rank-generic, with PyTorch's output-size formulas), linear and
 // matmul (torch.matmul's promotion of 1-D operands and batch broadcasting), max/avg pools
 // (PyTorch's ceil_mode rule that the last window must start inside the input or its left
-// padding, and its limit of padding to half the dilated kernel) and the four norms (the shapes
+// padding, and its limit of padding to half the kernel size) and the four norms (the shapes
 // their affine and running-stat operands must have). ir/Verifier.cpp has already checked operand
 // counts, attribute kinds and dtypes.
 //
@@ -224,16 +224,11 @@ llvm::Expected<TensorType> inferPool(const Ctx &c) {
   for (unsigned i = 0; i < nd; ++i) {
     int64_t in = x.shape[2 + i], k = (*kernel)[i], s = (*stride)[i], p = (*padding)[i],
             d = dilation[i];
-    // PyTorch: the padding is at most half of the effective (dilated) kernel size.
-    int64_t effective = d * (k - 1) + 1;
-    if (p > effective / 2) {
-      std::string limit = d == 1 ? "kernel_size=" + std::to_string(k)
-                                 : "the dilated kernel size " + std::to_string(effective) +
-                                       " (kernel_size=" + std::to_string(k) +
-                                       ", dilation=" + std::to_string(d) + ")";
-      return c.fail("padding=" + llvm::Twine(p) + " must be at most half of " + limit +
-                    " in spatial dim " + llvm::Twine(2 + i));
-    }
+    // PyTorch's shape checks (pool2d/pool3d_shape_check, max_pool1d) compare the padding
+    // with half the kernel size, not the dilated extent, so dilation does not relax it.
+    if (p > k / 2)
+      return c.fail("padding=" + llvm::Twine(p) + " must be at most half of kernel_size=" +
+                    llvm::Twine(k) + " in spatial dim " + llvm::Twine(2 + i));
     int64_t o = floorDiv(in + 2 * p - d * (k - 1) - 1 + (ceilMode ? s - 1 : 0), s) + 1;
     // With ceil_mode the last window must start inside the input or its left padding.
     if (ceilMode && (o - 1) * s >= in + p)

@@ -220,15 +220,15 @@ TEST(InferPool, Errors) {
   EXPECT_EQ(
       infer(OpKind::MaxPool, {{1, 1, 9, 9}}, {{"kernel_size", L({3, 5})}, {"padding", L({1, 3})}}),
       "max_pool: padding=3 must be at most half of kernel_size=5 in spatial dim 3");
-  // With dilation 2 a kernel of 3 spans 5, so padding 2 is allowed and 3 is not:
-  // floor((10 + 4 - 2*2 - 1)/3) + 1 = 4.
+  // Dilation does not relax the limit (PyTorch checks kernel_size / 2 >= padding):
+  // padding 1 works, padding 2 does not although the dilated kernel spans 5.
+  // floor((10 + 2 - 2*2 - 1)/3) + 1 = 3.
+  EXPECT_EQ(infer(OpKind::MaxPool, {{1, 1, 10}},
+                  {{"kernel_size", I(3)}, {"padding", I(1)}, {"dilation", I(2)}}),
+            "f32[1,1,3]");
   EXPECT_EQ(infer(OpKind::MaxPool, {{1, 1, 10}},
                   {{"kernel_size", I(3)}, {"padding", I(2)}, {"dilation", I(2)}}),
-            "f32[1,1,4]");
-  EXPECT_EQ(infer(OpKind::MaxPool, {{1, 1, 10}},
-                  {{"kernel_size", I(3)}, {"padding", I(3)}, {"dilation", I(2)}}),
-            "max_pool: padding=3 must be at most half of the dilated kernel size 5 "
-            "(kernel_size=3, dilation=2) in spatial dim 2");
+            "max_pool: padding=2 must be at most half of kernel_size=3 in spatial dim 2");
   EXPECT_EQ(infer(OpKind::AvgPool, {{1, 1, 9}}, {{"kernel_size", I(3)}, {"padding", I(2)}}),
             "avg_pool: padding=2 must be at most half of kernel_size=3 in spatial dim 2");
   // floor((2 - 2 - 1)/3) + 1 = 0.
