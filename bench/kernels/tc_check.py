@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""GPU check and timing of the tensor-core kernels (conv_igemm, gemm) on the device machine.
+
+Reads the cases written by `SINTER_TC_DUMP=<dir> kernels_tc_tests --gtest_filter=Dump.*`
+(<dir>/cases.json plus one .cu per kernel, compiled here to <name>.cubin when missing),
+launches each kernel through the CUDA driver API (ctypes) with torch tensors bound to the
+sinter::Buffers slots, and compares against a float64 torch reference on fresh random data:
+relative L2 error of y / C, of the per-(n,c) statistics and of the row reduction. Outputs
+are poisoned with NaN before every launch. Cases marked `bench` are timed with CUDA events
+(median of many launches after warm-up) next to PyTorch doing the same graph.
+
+usage: tc_check.py DIR [--reps N] [--only SUBSTR]
+"""
+import argparse, ctypes, json, os, subprocess, sys, math
+import torch
+import torch.nn.functional as F
+
+TOL = {"tf32": 2e-3, "tf32x3": 1e-5, "ffma": 1e-5}
+
+cuda = ctypes.CDLL("libcuda.so.1")
+
+
+def ck(r, what):
+    if r != 0:
+        name = ctypes.c_char_p()
+        cuda.cuGetErrorName(r, ctypes.byref(name))
+        raise RuntimeError(f"{what}: {name.value.decode() if name.value else r}")
+
+
+class Kernel:
+    def __init__(self, cubin, name, smem):
+        self.mod = ctypes.c_void_p()
+        data = open(cubin, "rb").read()
+        ck(cuda.cuModuleLoadData(ctypes.byref(self.mod), data), f"load {cubin}")
+        self.fn = ctypes.c_void_p()
+        ck(cuda.cuModuleGetFunction(ctypes.byref(self.fn), self.mod, name.encode()), f"get {name}")
+        ck(cuda.cuFuncSetAttribute(self.fn, 8, ctypes.c_int(smem)), f"smem {name}")  # MAX_DYNAMIC_SHARED
+        regs = ctypes.c_int()
+        cuda.cuFuncGetAttribute(ctypes.byref(regs), 4, self.fn)  # NUM_REGS
+        self.regs = regs.value
+        self.smem = smem
+
+    def launch(self, grid, block, slots):
+        buf = (ctypes.c_uint64 * 16)(*[(t.data_ptr() if t is not None else 0) for t in slots])
+        params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        ck(cuda.cuLaunchKernel(self.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                               self.smem, stream, params, None), "launch")
+
+
+def epi(name, v):
+    if name == "identity":
+        return v
+    if name == "relu":
+        return torch.relu(v)
+    if name == "affine":
+        return v * 0.5 + 0.25
+    raise ValueError(name)
+
+
+def rel(a, ref):
+    a = a.double()
+    if torch.isnan(a).any():
+        return float("nan")
+    return ((a - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
+def time_ms(fn, reps):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); e.synchronize()
+        ts.append(s.elapsed_time(e))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def run_conv(c, k, reps, rows):
+    dev = "cuda"
+    N, Cin, Cout, G = c["N"], c["Cin"], c["Cout"], c["groups"]
+    x = torch.randn(N, Cin, *c["in"], device=dev)
+    wshape = [Cin, Cout // G, *c["kernel"]] if c["transposed"] else [Cout, Cin // G, *c["kernel"]]
+    fan = (Cin // G) * math.prod(c["kernel"])
+    w = torch.randn(*wshape, device=dev) / math.sqrt(fan)
+    bias = torch.randn(Cout, device=dev) if c["bias"] else None
+    y = torch.full((N, Cout, *c["out"]), float("nan"), device=dev)
+    stats = torch.zeros(N * Cout * 2, device=dev, dtype=torch.float64)
+    slots = [x, w, bias, y, stats] + [None] * 11
+    k.launch(c["grid"], c["block"], slots)
+    torch.cuda.synchronize()
+    # float64 reference
+    xd, wd = x.double(), w.double()
+    bd = bias.double() if bias is not None else None
+    if c["transposed"]:
+        outpad = [c["out"][d] - ((c["in"][d] - 1) * c["stride"][d] - 2 * c["padding"][d] +
+                                 c["dilation"][d] * (c["kernel"][d] - 1) + 1) for d in range(3)]
+        ref = F.conv_transpose3d(xd, wd, bd, stride=c["stride"], padding=c["padding"],
+                                 output_padding=outpad, groups=G, dilation=c["dilation"])
+    else:
+        ref = F.conv3d(xd, wd, bd, stride=c["stride"], padding=c["padding"],
+                       dilation=c["dilation"], groups=G)
+    ref = epi(c["epilogue"], ref)
+    err = {}
+    if c["store"]:
+        err["y"] = rel(y, ref)
+    if c["stats"]:
+        r2 = ref.reshape(N, Cout, -1)
+        st = stats.view(N, Cout, 2)
+        err["sum"] = rel(st[..., 0], r2.sum(-1))
+        err["sumsq"] = rel(st[..., 1], (r2 * r2).sum(-1))
+    tol = TOL[c["math"]]
+    ok = all(v < tol for v in err.values())
+    line = {"case": c["name"], "ok": ok, "tol": tol, "regs": k.regs, "tile": c["tile"], **err}
+    if c["bench"]:
+        def go():
+            stats.zero_()
+            k.launch(c["grid"], c["block"], slots)
+        ms = time_ms(go, reps)
+        line.update(ms=ms, tflops=c["flops"] / ms / 1e9)
+        if not c["name"].rsplit("_v", 1)[-1].isdigit():
+            torch.backends.cudnn.allow_tf32 = True
+            gam = torch.randn(Cout, device=dev); bet = torch.randn(Cout, device=dev)
+            def torch_graph():
+                r = torch.relu(F.conv_transpose3d(x, w))
+                return F.group_norm(r, 8, gam, bet)
+            def torch_conv():
+                return F.conv_transpose3d(x, w)
+            line["torch_graph_ms"] = time_ms(torch_graph, reps)
+            line["torch_conv_ms"] = time_ms(torch_conv, reps)
+    rows.append(line)
+    del xd, wd, ref
+
+
+def run_gemm(c, k, reps, rows):
+    dev = "cuda"
+    M, N, K = c["M"], c["N"], c["K"]
+    bs = c["batchShape"]
+    nb = math.prod(bs) if bs else 1
+    # Dense operands with the given batch strides: build full tensors, broadcast by stride 0.
+    def operand(rows_, cols_, strides):
+        shape = [bs[d] if strides[d] != 0 else 1 for d in range(len(bs))]
+        return torch.randn(*shape, rows_, cols_, device=dev)
+    A = operand(M, K, c["batchStrideA"]) if bs else torch.randn(M, K, device=dev)
+    if c["bTransposed"]:
+        B = (operand(N, K, c["batchStrideB"]) if bs else torch.randn(N, K, device=dev)) / math.sqrt(K)
+    else:
+        B = (operand(K, N, c["batchStrideB"]) if bs else torch.randn(K, N, device=dev)) / math.sqrt(K)
+    bias = torch.randn(N, device=dev) if c["bias"] else None
+    gamma = torch.randn(N, device=dev)
+    beta = torch.randn(N, device=dev)
+    C = torch.full((*bs, M, N), float("nan"), device=dev) if c["store"] else None
+    red = None
+    rr = c["rowReduce"]
+    if rr:
+        init = {1: float("inf"), 2: float("-inf"), 3: 0.0}[rr]
+        red = torch.full((nb * M,), init, device=dev)
+    slots = [A, B, bias, C, red, None, gamma, beta] + [None] * 8
+    k.launch(c["grid"], c["block"], slots)
+    torch.cuda.synchronize()
+    Ad, Bd = A.double(), B.double()
+    ref = Ad @ (Bd.transpose(-1, -2) if c["bTransposed"] else Bd)
+    ref = ref.expand(*bs, M, N) if bs else ref
+    if bias is not None:
+        ref = ref + bias.double()
+    ref = epi(c["epilogue"], ref)
+    G = c["normCols"]
+    if G:
+        r = ref.reshape(*ref.shape[:-1], N // G, G)
+        mean = r.mean(-1, keepdim=True)
+        var = ((r - mean) ** 2).mean(-1, keepdim=True)
+        ref = ((r - mean) / torch.sqrt(var + c["eps"])).reshape(ref.shape)
+        if c["affine"]:
+            ref = ref * gamma.double() + beta.double()
+        ref = epi(c["postNorm"], ref)
+    err = {}
+    if c["store"]:
+        err["C"] = rel(C, ref)
+    if rr:
+        flat = ref.reshape(-1, N)
+        want = {1: lambda t: t.min(-1).values, 2: lambda t: t.max(-1).values,
+                3: lambda t: t.sum(-1)}[rr](flat)
+        err["rowred"] = rel(red, want)
+    tol = TOL[c["math"]]
+    ok = all(v < tol for v in err.values())
+    line = {"case": c["name"], "ok": ok, "tol": tol, "regs": k.regs, "tile": c["tile"], **err}
+    if c["bench"]:
+        def go():
+            if red is not None:
+                red.fill_(float("inf"))
+            k.launch(c["grid"], c["block"], slots)
+        ms = time_ms(go, reps)
+        line.update(ms=ms, tflops=c["flops"] / ms / 1e9)
+        if not c["name"].rsplit("_v", 1)[-1].isdigit():
+            torch.backends.cuda.matmul.allow_tf32 = False
+            add = torch.randn(1, N, 1, 1, device=dev)
+            def torch_graph():
+                y = F.linear(A, B, bias)
+                n = F.group_norm(y, N // G, gamma, beta)
+                return n.min(1, keepdim=True).values + add
+            line["torch_graph_ms"] = time_ms(torch_graph, reps)
+            line["torch_linear_ms"] = time_ms(lambda: F.linear(A, B, bias), reps)
+    rows.append(line)
+    del Ad, Bd, ref
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--out", default="")
+    a = ap.parse_args()
+    torch.manual_seed(1234)
+    torch.zeros(1, device="cuda")  # the primary context becomes current
+    cases = json.load(open(os.path.join(a.dir, "cases.json")))
+    rows = []
+    for c in cases:
+        if a.only and a.only not in c["name"]:
+            continue
+        try:
+            k = Kernel(os.path.join(a.dir, c["name"] + ".cubin"), c["name"], c["smem"])
+            (run_conv if c["kind"] == "conv" else run_gemm)(c, k, a.reps, rows)
+        except Exception as e:  # report and go on with the next case
+            rows.append({"case": c["name"], "ok": False, "error": str(e)[:300]})
+            torch.cuda.synchronize()
+        print(json.dumps(rows[-1]), flush=True)
+        torch.cuda.empty_cache()
+    if a.out:
+        json.dump(rows, open(a.out, "w"), indent=1)
+    print("\n%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % ("case", "ok", "err1", "err2", "err3", "regs", "ms", "TF/s"))
+    for r in rows:
+        errs = [v for kk, v in r.items() if kk in ("y", "C", "sum", "sumsq", "rowred")]
+        errs += [None] * (3 - len(errs))
+        f = lambda v: "-" if v is None else "%.2e" % v
+        print("%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % (
+            r["case"][:28], r["ok"], f(errs[0]), f(errs[1]), f(errs[2]), r.get("regs", "-"),
+            "%.3f" % r["ms"] if "ms" in r else "-", "%.1f" % r["tflops"] if "tflops" in r else "-"))
+        for kk in ("torch_graph_ms", "torch_conv_ms", "torch_linear_ms"):
+            if kk in r:
+                print("    %s = %.3f" % (kk, r[kk]))
+        if "error" in r:
+            print("    error:", r["error"])
+    sys.exit(0 if all(r["ok"] for r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
