@@ -1,0 +1,178 @@
+//===- compiler/kernels/ConvDirect.cpp - direct FFMA convolution emitter -----------===//
+//
+// Checks a ConvSpec, picks the register blocking of templates/conv_direct.cuh for its shape
+// and writes the prologue. The blocking: a thread computes kCB output channels (the whole
+// group when it has at most 32) times a kVH x kVW patch of positions. kVW is 1 for a
+// convolution (warps then run along W and load and store whole lines) and the stride for a
+// transposed one (one thread owns every W phase, so no lane idles on a tap of another
+// phase). kVH grows while the accumulators fit the register budget, preferring a height
+// that divides the output (no idle rows in the last patch).
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/kernels/ConvDirect.h"
+
+#include "ir/Error.h"
+
+#include <algorithm>
+
+namespace sinter {
+namespace {
+
+constexpr int kAccumulatorBudget = 96; // floats per thread kept in registers
+constexpr int64_t kSharedWeightLimit = 40 * 1024;
+
+/// The output size along one dim, without output_padding.
+int64_t outputSize(const ConvSpec &s, int d) {
+  int64_t span = s.dilation[d] * (s.kernel[d] - 1);
+  if (s.transposed)
+    return (s.in[d] - 1) * s.stride[d] - 2 * s.padding[d] + span + 1;
+  return (s.in[d] + 2 * s.padding[d] - span - 1) / s.stride[d] + 1;
+}
+
+llvm::Error check(const ConvSpec &s) {
+  auto fail = [&](const llvm::Twine &why) { return makeError(s.kernelName + ": " + why); };
+  if (s.kernelName.empty())
+    return makeError("conv_direct: empty kernel name");
+  if (s.spatialDims < 1 || s.spatialDims > 3)
+    return fail("conv_direct supports 1 to 3 spatial dims, got " + llvm::Twine(s.spatialDims));
+  if (s.math != MathMode::Ffma)
+    return fail("conv_direct computes in plain fp32 FMA only");
+  if (s.N < 1 || s.Cin < 1 || s.Cout < 1 || s.groups < 1)
+    return fail("sizes and groups must be positive");
+  if (s.Cin % s.groups || s.Cout % s.groups)
+    return fail("groups=" + llvm::Twine(s.groups) + " does not divide Cin=" + llvm::Twine(s.Cin) +
+                " and Cout=" + llvm::Twine(s.Cout));
+  if (s.N > 65535)
+    return fail("batch " + llvm::Twine(s.N) + " exceeds the grid's z limit");
+  for (int d = 0; d < 3; ++d) {
+    bool real = d >= 3 - int(s.spatialDims);
+    if (s.in[d] < 1 || s.kernel[d] < 1 || s.stride[d] < 1 || s.dilation[d] < 1 ||
+        s.padding[d] < 0 || s.out[d] < 1)
+      return fail("spatial dim " + llvm::Twine(d) + " has a non-positive size or attribute");
+    if (!real && (s.in[d] != 1 || s.kernel[d] != 1 || s.out[d] != 1 || s.padding[d] != 0))
+      return fail("unused spatial dim " + llvm::Twine(d) + " must have size 1");
+    if (s.in[d] > (1 << 30) || s.out[d] > (1 << 30))
+      return fail("spatial size too large");
+    int64_t expect = outputSize(s, d);
+    int64_t extra = s.out[d] - expect;
+    int64_t maxExtra = s.transposed ? std::max(s.stride[d], s.dilation[d]) - 1 : 0;
+    if (expect < 1 || extra < 0 || extra > maxExtra)
+      return fail("output size " + llvm::Twine(s.out[d]) + " along spatial dim " + llvm::Twine(d) +
+                  " does not follow from the input size and attributes");
+  }
+  if (s.in[1] * s.in[2] > (int64_t(1) << 31) - 1 || s.out[1] * s.out[2] > (int64_t(1) << 31) - 1)
+    return fail("an H*W plane exceeds 2^31 elements");
+  return llvm::Error::success();
+}
+
+struct Tiling {
+  int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0;
+  int64_t hBlocks = 1, wBlocks = 1, cBlocks = 1;
+};
+
+Tiling chooseTiling(const ConvSpec &s) {
+  Tiling t;
+  int64_t coutG = s.Cout / s.groups;
+  t.cb = int(coutG <= 32 ? coutG : 16);
+  int sh = s.transposed ? int(s.stride[1]) : 1;
+  t.vw = s.transposed ? int(s.stride[2]) : 1;
+  // Keep at least one full phase of rows; shrink the channel block if even that is too much.
+  while (t.cb > 4 && t.cb * t.vw * sh > kAccumulatorBudget)
+    t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
+  t.alignH = s.transposed ? int(s.padding[1] % s.stride[1]) : 0;
+  t.alignW = s.transposed ? int(s.padding[2] % s.stride[2]) : 0;
+  int64_t rows = s.out[1] + t.alignH;
+  int maxVh = std::max(sh, std::min(8, kAccumulatorBudget / (t.cb * t.vw)) / sh * sh);
+  maxVh = int(std::min<int64_t>(maxVh, (rows + sh - 1) / sh * sh));
+  // Among heights from half the largest up, take the one with the fewest idle rows.
+  int best = maxVh;
+  int64_t bestRows = (rows + maxVh - 1) / maxVh * maxVh;
+  for (int vh = maxVh; vh >= std::max(sh, maxVh / 2); vh -= sh) {
+    int64_t covered = (rows + vh - 1) / vh * vh;
+    if (covered < bestRows) {
+      best = vh;
+      bestRows = covered;
+    }
+  }
+  t.vh = best;
+  t.hBlocks = (rows + t.vh - 1) / t.vh;
+  t.wBlocks = (s.out[2] + t.alignW + t.vw - 1) / t.vw;
+  t.cBlocks = (coutG + t.cb - 1) / t.cb;
+  return t;
+}
+
+} // namespace
+
+llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s) {
+  if (llvm::Error err = check(s))
+    return err;
+  Tiling t = chooseTiling(s);
+  int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
+  int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
+  int64_t spatialThreads = s.out[0] * t.hBlocks * t.wBlocks;
+  int64_t threads = std::min<int64_t>(256, (spatialThreads + 31) / 32 * 32);
+  int64_t gridX = (spatialThreads + threads - 1) / threads;
+  int64_t gridY = s.groups * t.cBlocks;
+  if (gridX > 0x7fffffff || gridY > 65535)
+    return makeError(s.kernelName + ": conv_direct grid too large");
+
+  PrologueWriter w(s.kernelName, "conv_direct.cuh");
+  w.constantBool("kTransposed", s.transposed);
+  w.constant("kN", s.N);
+  w.constant("kCin", s.Cin);
+  w.constant("kCout", s.Cout);
+  w.constant("kCinG", cinG);
+  w.constant("kCoutG", coutG);
+  static const char *dimNames[3] = {"D", "H", "W"};
+  for (int d = 0; d < 3; ++d) {
+    std::string n = dimNames[d];
+    w.constant("kI" + n, s.in[d]);
+    w.constant("kO" + n, s.out[d]);
+    w.constant("kK" + n, s.kernel[d]);
+    w.constant("kS" + n, s.stride[d]);
+    w.constant("kPad" + n, s.padding[d]);
+    w.constant("kD" + n, s.dilation[d]);
+  }
+  w.constantBool("kHasBias", s.hasBias);
+  w.constantBool("kStoreOutput", s.storeOutput);
+  w.constantBool("kAccStats", s.accumulateStats);
+  w.constantBool("kWeightsShared", weightsShared);
+  w.constant("kThreads", threads);
+  w.constant("kCB", t.cb);
+  w.constant("kVH", t.vh);
+  w.constant("kVW", t.vw);
+  w.constant("kAlignH", t.alignH);
+  w.constant("kAlignW", t.alignW);
+  w.constant("kHBlocks", t.hBlocks);
+  w.constant("kWBlocks", t.wBlocks);
+  w.constant("kCBlocks", t.cBlocks);
+  w.code("namespace cfg {");
+  w.anchorEpilogue("Epilogue", s.epilogue);
+  w.code("} // namespace cfg");
+
+  KernelSource k;
+  k.name = s.kernelName;
+  k.templateName = "conv_direct.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned(gridX), unsigned(gridY), unsigned(s.N)};
+  k.launch.block = {unsigned(threads), 1, 1};
+  k.tileConfig = "direct ffma: " + std::to_string(t.cb) + " channels x " + std::to_string(t.vh) +
+                 "x" + std::to_string(t.vw) + " positions per thread, " + std::to_string(threads) +
+                 " threads, weights in " + (weightsShared ? "shared memory" : "L1");
+  int64_t inSpatial = s.in[0] * s.in[1] * s.in[2], outSpatial = s.out[0] * s.out[1] * s.out[2];
+  // Every (input, tap) or (output, tap) pair is one FMA, ignoring taps that fall off the edge.
+  k.flops = s.transposed ? 2.0 * s.N * s.Cin * inSpatial * coutG * taps
+                         : 2.0 * s.N * s.Cout * outSpatial * cinG * taps;
+  k.bytes = 4.0 * (s.N * s.Cin * inSpatial + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0));
+  if (s.storeOutput)
+    k.bytes += 4.0 * s.N * s.Cout * outSpatial;
+  if (s.accumulateStats) {
+    k.bytes += 16.0 * s.N * s.Cout;
+    k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,
+                           "per-(n,c) sum and sum of squares (double)"});
+  }
+  return k;
+}
+
+} // namespace sinter

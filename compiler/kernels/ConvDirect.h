@@ -1,0 +1,26 @@
+//===- compiler/kernels/ConvDirect.h - direct FFMA convolution emitter -------------===//
+//
+// Turns a ConvSpec (compiler/kernels/Specs.h) into the source of a templates/conv_direct.cuh
+// kernel: every shape baked in, a register-blocking choice made for the shape, and the anchor
+// epilogue functor. Any conv or conv_transpose of the catalog is accepted (1-, 2-, 3-D,
+// stride, padding, output_padding, dilation, groups, bias); the template is fastest with few
+// channels per group, where the work is memory-bound.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelSource.h"
+#include "compiler/kernels/Specs.h"
+
+#include "llvm/Support/Error.h"
+
+namespace sinter {
+
+/// The conv_direct kernel for `s`. Launch: grid (spatial chunks, groups * channel blocks, N),
+/// block cfg::kThreads, no dynamic shared memory. When s.accumulateStats, slot 4 must hold
+/// zeroed double[N * Cout * 2] (listed in the result's workspace). Fails, naming the kernel,
+/// when the spec is inconsistent (sizes that do not follow from the attributes, groups not
+/// dividing the channels) or when s.math is not Ffma.
+llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s);
+
+} // namespace sinter

@@ -1,0 +1,68 @@
+//===- templates/norm_common.cuh - group moments from per-(n, c) sums ---------------===//
+//
+// Shared by the kernels that finish a fused group norm (norm_apply.cuh,
+// norm_scale_shift.cuh, norm_reduce.cuh). An anchor's epilogue has left, per (n, c), the sum
+// and the sum of squares over the L elements of the plane (double2 per (n, c) in slot 4).
+// The moments of group g of sample n follow in double: mean = S / cnt, var = Q / cnt - mean^2
+// (clamped at 0 against rounding), rstd = 1 / sqrt(var + eps), cnt = (C / groups) * L.
+// The prologue defines cfg::kC, kGroups, kCG (= C / groups), kL, kEps (double), kAffine.
+//
+//===---------------------------------------------------------------------------------===//
+#pragma once
+
+#include "common.cuh"
+
+namespace sinter {
+namespace norm {
+
+struct Moments {
+  double mean, rstd;
+};
+
+__device__ __forceinline__ Moments finishMoments(double s, double q) {
+  const double cnt = double(cfg::kCG) * double(cfg::kL);
+  const double mean = s / cnt;
+  double var = q / cnt - mean * mean;
+  var = var > 0 ? var : 0;
+  return {mean, 1.0 / sqrt(var + cfg::kEps)};
+}
+
+/// Moments of (n, g), computed by one thread.
+__device__ __forceinline__ Moments groupMoments(const double *stats, int n, int g) {
+  double s = 0, q = 0;
+  const double *p = stats + ((i64)n * cfg::kC + (i64)g * cfg::kCG) * 2;
+  for (int k = 0; k < cfg::kCG; ++k)
+    s += p[2 * k], q += p[2 * k + 1];
+  return finishMoments(s, q);
+}
+
+/// Moments of (n, g), computed by a whole warp (all 32 lanes must call); every lane gets them.
+__device__ __forceinline__ Moments groupMomentsWarp(const double *stats, int n, int g) {
+  double s = 0, q = 0;
+  const double *p = stats + ((i64)n * cfg::kC + (i64)g * cfg::kCG) * 2;
+  for (int k = threadIdx.x % 32; k < cfg::kCG; k += 32)
+    s += p[2 * k], q += p[2 * k + 1];
+  return finishMoments(warpSum(s), warpSum(q));
+}
+
+/// gamma[c] and beta[c], or 1 and 0 without affine parameters.
+__device__ __forceinline__ void affineParams(const Buffers &b, int c, double &gamma,
+                                             double &beta) {
+  if constexpr (cfg::kAffine) {
+    gamma = slot<const float>(b, 6)[c];
+    beta = slot<const float>(b, 7)[c];
+  } else {
+    gamma = 1, beta = 0;
+  }
+}
+
+/// The affine map normalised = v * scale + shift of channel c with moments m.
+__device__ __forceinline__ float2 scaleShift(const Buffers &b, int c, Moments m) {
+  double gamma, beta;
+  affineParams(b, c, gamma, beta);
+  const double scale = gamma * m.rstd;
+  return make_float2(float(scale), float(beta - m.mean * scale));
+}
+
+} // namespace norm
+} // namespace sinter

@@ -1,0 +1,185 @@
+//===- tests/kernels_direct/Cases.h - the conv_direct and norm cases under test -----===//
+//
+// One list of specs shared by the CPU test (each must emit and compile through NVRTC) and
+// by the dump tool that writes them, with their launch configuration, for the GPU harness
+// (bench/kernels/direct_check.py). Small odd shapes cover every attribute of conv and
+// conv_transpose in 1-, 2- and 3-D; the workload cases are S1, S2 (both passes) and S4 at
+// full size.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/kernels/Norm.h"
+#include "compiler/kernels/Specs.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter::direct_cases {
+
+inline const char *kGelu = "return 0.5f * v * (1.f + erff(v * 0.70710678118654752f));";
+inline const char *kRelu = "return v < 0.f ? 0.f : v;";
+/// S2 pass 2: gelu, then the group norm's per-(n, c) affine map from slot 5.
+inline const char *kGeluScaleShift =
+    "const float g = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));\n"
+    "    const float2 ss = sinter::slot<const float2>(b, 5)[n * 64 + c];\n"
+    "    return fmaf(g, ss.x, ss.y);";
+
+struct ConvCase {
+  ConvSpec spec;
+  bool workload = false;
+  std::string epilogueTag = "identity"; ///< identity, relu, gelu, gelu_ss: for the harness
+};
+
+inline ConvSpec conv(std::string name, bool transposed, unsigned dims, int64_t n, int64_t cin,
+                     int64_t cout, int64_t groups, std::array<int64_t, 3> in,
+                     std::array<int64_t, 3> k, std::array<int64_t, 3> stride,
+                     std::array<int64_t, 3> pad, std::array<int64_t, 3> dil,
+                     std::array<int64_t, 3> outPad, bool bias) {
+  ConvSpec s;
+  s.kernelName = std::move(name);
+  s.transposed = transposed;
+  s.spatialDims = dims;
+  s.N = n, s.Cin = cin, s.Cout = cout, s.groups = groups;
+  s.in = in, s.kernel = k, s.stride = stride, s.padding = pad, s.dilation = dil;
+  s.hasBias = bias;
+  for (int d = 0; d < 3; ++d) {
+    int64_t span = dil[d] * (k[d] - 1);
+    s.out[d] = transposed ? (in[d] - 1) * stride[d] - 2 * pad[d] + span + 1 + outPad[d]
+                          : (in[d] + 2 * pad[d] - span - 1) / stride[d] + 1;
+  }
+  return s;
+}
+
+inline std::vector<ConvCase> convCases() {
+  std::vector<ConvCase> cs;
+  auto add = [&](ConvSpec s, const char *tag, bool stats, bool store = true) {
+    ConvCase c;
+    c.epilogueTag = tag;
+    if (std::string(tag) == "relu")
+      s.epilogue.code = kRelu;
+    else if (std::string(tag) == "gelu")
+      s.epilogue.code = kGelu;
+    s.accumulateStats = stats;
+    s.storeOutput = store;
+    c.spec = std::move(s);
+    cs.push_back(std::move(c));
+  };
+  // Convolutions.
+  add(conv("c1d_pad", false, 1, 2, 3, 5, 1, {1, 1, 37}, {1, 1, 3}, {1, 1, 1}, {0, 0, 1}, {1, 1, 1},
+           {0, 0, 0}, true),
+      "relu", false);
+  add(conv("c1d_s3_d2_g2", false, 1, 3, 4, 6, 2, {1, 1, 50}, {1, 1, 3}, {1, 1, 3}, {0, 0, 2},
+           {1, 1, 2}, {0, 0, 0}, false),
+      "identity", true);
+  add(conv("c2d_s2_rect", false, 2, 2, 3, 7, 1, {1, 19, 23}, {1, 3, 5}, {1, 2, 2}, {0, 1, 2},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "identity", true);
+  add(conv("c2d_g3_d2", false, 2, 2, 6, 9, 3, {1, 17, 21}, {1, 3, 3}, {1, 1, 1}, {0, 2, 2},
+           {1, 2, 2}, {0, 0, 0}, true),
+      "gelu", false);
+  add(conv("c2d_wide_cout", false, 2, 2, 5, 40, 1, {1, 12, 14}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "identity", true);
+  add(conv("c3d_s122", false, 3, 2, 3, 4, 1, {7, 9, 11}, {3, 3, 3}, {1, 2, 2}, {1, 1, 1}, {1, 1, 1},
+           {0, 0, 0}, true),
+      "identity", true);
+  add(conv("c3d_weights_l1", false, 3, 2, 64, 8, 1, {4, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, false),
+      "identity", false);
+  // Transposed convolutions.
+  add(conv("t1d_s3_op2_g2", true, 1, 2, 4, 6, 2, {1, 1, 29}, {1, 1, 4}, {1, 1, 3}, {0, 0, 1},
+           {1, 1, 1}, {0, 0, 2}, true),
+      "identity", true);
+  add(conv("t2d_s2_op1_g2", true, 2, 2, 6, 4, 2, {1, 13, 15}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1},
+           {1, 1, 1}, {0, 1, 1}, true),
+      "gelu", true);
+  add(conv("t2d_s3_d2_p2", true, 2, 2, 3, 5, 1, {1, 11, 9}, {1, 3, 3}, {1, 3, 3}, {0, 2, 2},
+           {1, 2, 2}, {0, 1, 1}, true),
+      "identity", false);
+  add(conv("t2d_s1_g8", true, 2, 3, 16, 16, 8, {1, 20, 33}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "gelu", true);
+  add(conv("t2d_depthwise_s2", true, 2, 2, 6, 6, 6, {1, 10, 10}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
+           {1, 1, 1}, {0, 1, 1}, false),
+      "relu", false);
+  add(conv("t3d_s2_p1_g4", true, 3, 2, 8, 8, 4, {5, 6, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "identity", true);
+  add(conv("t3d_s212_op", true, 3, 1, 4, 6, 2, {4, 5, 6}, {2, 3, 3}, {2, 1, 2}, {0, 1, 1},
+           {1, 1, 1}, {1, 0, 1}, false),
+      "identity", true);
+
+  // The workloads at full size.
+  ConvCase s1;
+  s1.spec = conv("s1_conv3d_stats", false, 3, 128, 3, 24, 1, {24, 32, 32}, {3, 3, 3}, {1, 1, 1},
+                 {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true);
+  s1.spec.storeOutput = false;
+  s1.spec.accumulateStats = true;
+  s1.workload = true;
+  cs.push_back(s1);
+
+  ConvCase s2a;
+  s2a.spec = conv("s2_convt2d_gelu_stats", true, 2, 128, 64, 64, 8, {1, 256, 256}, {1, 3, 3},
+                  {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true);
+  s2a.spec.epilogue.code = kGelu;
+  s2a.spec.storeOutput = false;
+  s2a.spec.accumulateStats = true;
+  s2a.epilogueTag = "gelu";
+  s2a.workload = true;
+  cs.push_back(s2a);
+
+  ConvCase s2b = s2a;
+  s2b.spec.kernelName = "s2_convt2d_gelu_norm";
+  s2b.spec.epilogue.code = kGeluScaleShift;
+  s2b.spec.storeOutput = true;
+  s2b.spec.accumulateStats = false;
+  s2b.epilogueTag = "gelu_ss";
+  cs.push_back(s2b);
+
+  ConvCase s4;
+  s4.spec = conv("s4_convt3d_grouped", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
+                 {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, false);
+  s4.workload = true;
+  cs.push_back(s4);
+  return cs;
+}
+
+struct NormCase {
+  enum class Kind { Apply, ScaleShift, Reduce } kind;
+  NormSpec spec;
+  bool overChannels = false, mean = true;
+  std::string postTag = "identity";
+};
+
+inline NormSpec norm(std::string name, int64_t n, int64_t c, int64_t l, int64_t groups,
+                     bool affine) {
+  NormSpec s;
+  s.kernelName = std::move(name);
+  s.N = n, s.C = c, s.L = l, s.groups = groups, s.affine = affine;
+  return s;
+}
+
+inline std::vector<NormCase> normCases() {
+  using K = NormCase::Kind;
+  std::vector<NormCase> cs;
+  NormCase a{K::Apply, norm("gn_apply_odd_relu", 3, 12, 75, 4, true)};
+  a.spec.post.code = kRelu;
+  a.postTag = "relu";
+  cs.push_back(a);
+  cs.push_back({K::Apply, norm("in_apply_vec4", 2, 6, 64, 6, false)});
+  cs.push_back({K::Apply, norm("s2_gn_apply", 128, 64, 258 * 258, 8, true)});
+  cs.push_back({K::ScaleShift, norm("gn_scale_shift", 3, 12, 75, 4, true)});
+  cs.push_back({K::ScaleShift, norm("s2_gn_scale_shift", 128, 64, 258 * 258, 8, true)});
+  NormCase r1{K::Reduce, norm("s1_gn_mean_all", 128, 24, 22 * 30 * 30, 8, true)};
+  r1.overChannels = true;
+  cs.push_back(r1);
+  NormCase r2{K::Reduce, norm("gn_sum_spatial", 3, 12, 75, 3, true)};
+  r2.mean = false;
+  cs.push_back(r2);
+  NormCase r3{K::Reduce, norm("in_mean_spatial_noaffine", 2, 40, 33, 40, false)};
+  cs.push_back(r3);
+  return cs;
+}
+
+} // namespace sinter::direct_cases

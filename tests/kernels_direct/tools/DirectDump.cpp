@@ -1,0 +1,88 @@
+//===- tests/kernels_direct/tools/DirectDump.cpp - kernels for the GPU harness ------===//
+//
+// Writes every case of Cases.h as DIR/<kernel>.cu plus DIR/cases.json (each spec, its launch
+// configuration, FLOPs and bytes) so that bench/kernels/direct_check.py can compile, run and
+// check them on the GPU machine against PyTorch in float64.
+//
+//===--------------------------------------------------------------------------------===//
+#include "../Cases.h"
+
+#include "compiler/kernels/ConvDirect.h"
+#include "compiler/kernels/Norm.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+
+using namespace sinter;
+using namespace sinter::direct_cases;
+
+namespace {
+
+nlohmann::json launchJson(const KernelSource &k) {
+  return {{"name", k.name},   {"grid", k.launch.grid}, {"block", k.launch.block},
+          {"flops", k.flops}, {"bytes", k.bytes},      {"tile", k.tileConfig}};
+}
+
+bool writeFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path);
+  f << text;
+  return bool(f);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::cerr << "usage: direct_dump DIR\n";
+    return 1;
+  }
+  std::string dir = argv[1];
+  nlohmann::json out = nlohmann::json::array();
+  for (const ConvCase &c : convCases()) {
+    llvm::Expected<KernelSource> k = emitConvDirect(c.spec);
+    if (!k) {
+      std::cerr << llvm::toString(k.takeError()) << "\n";
+      return 2;
+    }
+    const ConvSpec &s = c.spec;
+    nlohmann::json j = launchJson(*k);
+    j["kind"] = "conv";
+    j["transposed"] = s.transposed;
+    j["dims"] = s.spatialDims;
+    j["N"] = s.N, j["Cin"] = s.Cin, j["Cout"] = s.Cout, j["groups"] = s.groups;
+    j["in"] = s.in, j["out"] = s.out, j["kernel"] = s.kernel;
+    j["stride"] = s.stride, j["padding"] = s.padding, j["dilation"] = s.dilation;
+    j["bias"] = s.hasBias, j["store"] = s.storeOutput, j["stats"] = s.accumulateStats;
+    j["epilogue"] = c.epilogueTag, j["workload"] = c.workload;
+    if (!writeFile(dir + "/" + k->name + ".cu", k->source))
+      return 2;
+    out.push_back(j);
+  }
+  for (const NormCase &c : normCases()) {
+    llvm::Expected<KernelSource> k = c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
+                                     : c.kind == NormCase::Kind::ScaleShift
+                                         ? emitNormScaleShift(c.spec)
+                                         : emitNormReduce(c.spec, c.overChannels, c.mean);
+    if (!k) {
+      std::cerr << llvm::toString(k.takeError()) << "\n";
+      return 2;
+    }
+    const NormSpec &s = c.spec;
+    nlohmann::json j = launchJson(*k);
+    j["kind"] = c.kind == NormCase::Kind::Apply        ? "norm_apply"
+                : c.kind == NormCase::Kind::ScaleShift ? "norm_scale_shift"
+                                                       : "norm_reduce";
+    j["N"] = s.N, j["C"] = s.C, j["L"] = s.L, j["groups"] = s.groups, j["eps"] = s.eps;
+    j["affine"] = s.affine, j["post"] = c.postTag;
+    j["over_channels"] = c.overChannels, j["mean"] = c.mean;
+    if (!writeFile(dir + "/" + k->name + ".cu", k->source))
+      return 2;
+    out.push_back(j);
+  }
+  if (!writeFile(dir + "/cases.json", out.dump(1)))
+    return 2;
+  std::cout << "wrote " << out.size() << " kernels to " << dir << "\n";
+  return 0;
+}
