@@ -70,6 +70,7 @@ __device__ __forceinline__ void atomicMaxFloat(float *addr, float v) {
     atomicMin(reinterpret_cast<unsigned *>(addr), __float_as_uint(v));
 }
 
-constexpr float kInf = __builtin_huge_valf();
+// NVRTC knows no __builtin_huge_valf; a bit cast is constexpr in both NVRTC and nvcc.
+constexpr float kInf = __builtin_bit_cast(float, 0x7f800000u);
 
 } // namespace sinter

@@ -1,0 +1,175 @@
+//===- compiler/kernels/Gemm.cpp - tensor-core GEMM emitter ------------------------===//
+//
+// Checks a GemmSpec, picks the block tile and writes the prologue of a templates/gemm.cuh
+// kernel. Large products get 128x128x32 tiles with eight warps in three cp.async stages;
+// small ones 64x64 with four warps so that more blocks fill the machine. With a norm tail
+// the warp's column span is widened to the norm group when needed, since a group must be
+// reduced inside one warp's registers.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/kernels/Gemm.h"
+
+#include "ir/Error.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace sinter {
+
+namespace {
+
+int mathConstant(MathMode m) {
+  switch (m) {
+  case MathMode::Tf32:
+    return 1;
+  case MathMode::Ffma:
+  case MathMode::Tf32x3:
+    return 2;
+  }
+  llvm_unreachable("unknown math mode");
+}
+
+const char *mathName(MathMode m) {
+  switch (m) {
+  case MathMode::Tf32:
+    return "tf32";
+  case MathMode::Ffma:
+  case MathMode::Tf32x3:
+    return "3xtf32";
+  }
+  llvm_unreachable("unknown math mode");
+}
+
+int rowReduceConstant(GemmSpec::RowReduce r) {
+  switch (r) {
+  case GemmSpec::RowReduce::None:
+    return 0;
+  case GemmSpec::RowReduce::Min:
+    return 1;
+  case GemmSpec::RowReduce::Max:
+    return 2;
+  case GemmSpec::RowReduce::Sum:
+    return 3;
+  }
+  llvm_unreachable("unknown row reduction");
+}
+
+} // namespace
+
+llvm::Expected<KernelSource> emitGemm(const GemmSpec &s) {
+  int64_t batch = 1;
+  for (int64_t d : s.batchShape)
+    batch *= d;
+  bool big = s.M * s.N * batch >= int64_t(128) * 128 * 132;
+  GemmTile tile = big ? GemmTile{128, 128, 32, 2, 4, 3} : GemmTile{64, 64, 32, 2, 2, 3};
+  if (s.normGroupCols > 0) {
+    // Widen the warps' column span to hold whole groups; a 64-wide group needs 128-wide tiles.
+    if (s.normGroupCols > tile.bn)
+      tile = GemmTile{128, 128, 32, 2, 4, 3};
+    int span = std::max<int>(tile.bn / tile.warpsN, int(s.normGroupCols));
+    int warps = tile.warpsM * tile.warpsN;
+    tile.warpsN = std::max(1, tile.bn / span);
+    tile.warpsM = warps / tile.warpsN;
+  }
+
+  return emitGemm(s, tile);
+}
+
+llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
+  const std::string &name = s.kernelName;
+  if (s.M < 1 || s.N < 1 || s.K < 1)
+    return makeError(name + ": gemm sizes must be positive");
+  size_t dims = s.batchShape.size();
+  if (dims > 4 || s.batchStrideA.size() != dims || s.batchStrideB.size() != dims ||
+      s.batchStrideC.size() != dims)
+    return makeError(name + ": batch shape and strides disagree (at most 4 batch dims)");
+  int64_t batch = 1;
+  for (int64_t d : s.batchShape)
+    batch *= d;
+  if (batch < 1 || batch > 65535)
+    return makeError(name + ": batch count " + std::to_string(batch) + " out of range");
+  if (s.normGroupCols < 0 || (s.normGroupCols > 0 && (s.normGroupCols % 8 != 0 ||
+                                                      s.N % s.normGroupCols != 0 ||
+                                                      s.normGroupCols > 128)))
+    return makeError(name + ": norm group of " + std::to_string(s.normGroupCols) +
+                     " columns unsupported (a multiple of 8 dividing N, at most 128)");
+  if (s.M > std::numeric_limits<int>::max() / batch || s.N > std::numeric_limits<int>::max())
+    return makeError(name + ": gemm too large for 32-bit row and column indices");
+
+  const int threads = 32 * tile.warpsM * tile.warpsN;
+  const int aVec = s.K % 4 == 0 ? 4 : 1, bVec = (s.bTransposed ? s.K : s.N) % 4 == 0 ? 4 : 1;
+  if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
+      tile.stages < 2 || (tile.bm * tile.bk / aVec) % threads ||
+      (tile.bn * tile.bk / bVec) % threads ||
+      (s.normGroupCols > 0 && (tile.bn / tile.warpsN) % s.normGroupCols))
+    return makeError(name + ": gemm tile " + std::to_string(tile.bm) + "x" +
+                     std::to_string(tile.bn) + "x" + std::to_string(tile.bk) +
+                     " does not fit its warps or the norm groups");
+
+  PrologueWriter w(name, "gemm.cuh");
+  w.constant("kM", s.M);
+  w.constant("kN", s.N);
+  w.constant("kK", s.K);
+  w.constant("kBatchDims", int64_t(dims));
+  w.constantArray("kBatchShape", s.batchShape);
+  w.constantArray("kBatchStrideA", s.batchStrideA);
+  w.constantArray("kBatchStrideB", s.batchStrideB);
+  w.constantArray("kBatchStrideC", s.batchStrideC);
+  w.constantBool("kBTransposed", s.bTransposed);
+  w.constantBool("kHasBias", s.hasBias);
+  w.constantBool("kStoreOutput", s.storeOutput);
+  w.constant("kNormCols", s.normGroupCols);
+  w.constantFloat("kNormEps", s.normEps);
+  w.constantBool("kNormAffine", s.normAffine);
+  w.constant("kRowReduce", rowReduceConstant(s.rowReduce));
+  w.constant("kBM", tile.bm);
+  w.constant("kBN", tile.bn);
+  w.constant("kBK", tile.bk);
+  w.constant("kWarpsM", tile.warpsM);
+  w.constant("kWarpsN", tile.warpsN);
+  w.constant("kStages", tile.stages);
+  w.constant("kMath", mathConstant(s.math));
+  w.anchorEpilogue("Epilogue", s.epilogue);
+  w.anchorEpilogue("PostNorm", s.postNorm);
+
+  KernelSource k;
+  k.name = name;
+  k.templateName = "gemm.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn),
+                   unsigned((s.M + tile.bm - 1) / tile.bm), unsigned(batch)};
+  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
+  int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
+  k.launch.sharedBytes = unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
+  k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
+                 std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
+                 " warps, " + std::to_string(tile.stages) + " stages, " + mathName(s.math);
+  if (s.normGroupCols > 0)
+    k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
+  k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);
+  // Operands that broadcast over a batch dim (stride 0) are read once.
+  auto distinct = [&](llvm::ArrayRef<int64_t> strides) {
+    double n = 1;
+    for (size_t d = 0; d < dims; ++d)
+      if (strides[d] != 0)
+        n *= double(s.batchShape[d]);
+    return n;
+  };
+  k.bytes = 4.0 * (distinct(s.batchStrideA) * double(s.M * s.K) +
+                   distinct(s.batchStrideB) * double(s.N * s.K) + (s.hasBias ? s.N : 0) +
+                   (s.storeOutput ? double(batch) * double(s.M * s.N) : 0.0));
+  if (s.normGroupCols > 0 && s.normAffine)
+    k.bytes += 8.0 * double(s.N);
+  if (s.rowReduce != GemmSpec::RowReduce::None) {
+    k.bytes += 4.0 * double(batch * s.M);
+    WorkspaceNeed::Init init = s.rowReduce == GemmSpec::RowReduce::Min
+                                   ? WorkspaceNeed::Init::PlusInf
+                                   : (s.rowReduce == GemmSpec::RowReduce::Max
+                                          ? WorkspaceNeed::Init::MinusInf
+                                          : WorkspaceNeed::Init::Zero);
+    k.workspace.push_back({4, 4 * batch * s.M, init, "per-row reduction (float)"});
+  }
+  return k;
+}
+
+} // namespace sinter

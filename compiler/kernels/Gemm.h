@@ -1,0 +1,35 @@
+//===- compiler/kernels/Gemm.h - tensor-core GEMM emitter --------------------------===//
+//
+// Turns a GemmSpec (compiler/kernels/Specs.h) into the source of a templates/gemm.cuh
+// kernel: batched matrix products for linear and matmul on tensor cores, fp32-accurate by
+// default (3xTF32), with the fused epilogue and the optional row-group norm tail and row
+// reduction (linear -> group_norm -> min without writing the product).
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelSource.h"
+#include "compiler/kernels/Specs.h"
+
+#include "llvm/Support/Error.h"
+
+namespace sinter {
+
+/// The gemm kernel for `s`. Launch: grid (ceil(N / BN), ceil(M / BM), batch count), block
+/// 32 * warps, dynamic shared memory as given (over 48 KiB: the loader must raise the
+/// kernel's limit). s.math Ffma is computed as 3xTF32, which is as accurate. With a row
+/// reduction, slot 4 must hold float[batch * M] initialised to the reduction's identity.
+/// Fails, naming the kernel, on inconsistent sizes or a norm group the tiles cannot hold
+/// (normGroupCols must be a multiple of 8 dividing N and at most 128).
+llvm::Expected<KernelSource> emitGemm(const GemmSpec &s);
+
+/// A block tile of gemm: rows x columns x k step, the warp grid, the cp.async stages.
+struct GemmTile {
+  int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 3;
+};
+
+/// emitGemm with the tile given rather than chosen (benchmarks compare tiles with it).
+/// Fails when the tile breaks the template's rules (see gemm.cuh's static_asserts).
+llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile);
+
+} // namespace sinter

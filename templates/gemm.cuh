@@ -1,0 +1,310 @@
+//===- templates/gemm.cuh - batched GEMM on tensor cores, with a row-group norm tail -----===//
+//
+// C = A * B (+ bias) with every size baked in: A [batch..., M, K] row-major, B either
+// [N, K] (a linear layer's weight, kBTransposed) or [batch..., K, N]. Block tiles stream
+// through a multi-stage cp.async pipeline (16-byte copies when rows allow, else 4-byte) and
+// are multiplied with mma.sync m16n8k8 in TF32 or 3xTF32 (mma.cuh); accumulation is fp32.
+// Epilogue per element: bias, the fused `Epilogue` functor, then either a store of C or the
+// norm tail. The norm tail (kNormCols > 0) normalises each row's groups of kNormCols columns
+// with their own mean and biased variance, both computed exactly from the final accumulators
+// held in registers (two passes: mean first, then squared deviations), applies gamma/beta
+// and `PostNorm`, and reduces each row (min/max/sum) across the tile before one atomic per
+// row per block. Groups never straddle warps: the warp's column span is a multiple of
+// kNormCols and each group is spread over the 4 lanes that share a row.
+//
+// Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 6 gamma, 7 beta.
+// Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
+// kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
+// kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
+// kWarpsM, kWarpsN, kStages, kMath; structs Epilogue and PostNorm.
+//
+//===---------------------------------------------------------------------------------===//
+#pragma once
+
+#include "mma.cuh"
+
+namespace gemm {
+
+using sinter::i64;
+
+constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
+constexpr int kKTiles = (cfg::kK + cfg::kBK - 1) / cfg::kBK;
+constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
+constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
+// 16-byte copies need rows whose length keeps every chunk aligned and inside the row.
+constexpr int kAVec = cfg::kK % 4 == 0 ? 4 : 1;
+constexpr int kBVec = (cfg::kBTransposed ? cfg::kK : cfg::kN) % 4 == 0 ? 4 : 1;
+
+// Shared layouts: A [m][k]; B [n][k] when transposed, else [k][n]. Pads keep fragment loads
+// conflict-free (row strides of 4 mod 32 words for [x][k], 8 mod 32 for [k][n]).
+constexpr int kAStride = cfg::kBK + 4;
+constexpr int kAStage = cfg::kBM * kAStride;
+constexpr int kBStride = cfg::kBTransposed ? cfg::kBK + 4 : cfg::kBN + 8;
+constexpr int kBStage = cfg::kBTransposed ? cfg::kBN * kBStride : cfg::kBK * kBStride;
+
+static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
+              "warp tiles are whole mma tiles");
+static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
+static_assert(cfg::kNormCols == 0 ||
+                  (cfg::kNormCols % 8 == 0 && (cfg::kBN / cfg::kWarpsN) % cfg::kNormCols == 0 &&
+                   cfg::kN % cfg::kNormCols == 0),
+              "norm groups are whole n8 tiles inside one warp");
+
+/// Copies a ROWS x COLS tile (COLS contiguous in global memory, row pitch LD elements) at
+/// (r0, c0) of a matrix with RMAX rows and CMAX columns into shared memory with row stride
+/// SST, zero-filling outside the matrix.
+template <int ROWS, int COLS, int VEC, int SST, i64 LD, i64 RMAX, i64 CMAX>
+__device__ __forceinline__ void copyTile(float *s, const float *g, i64 r0, i64 c0, int tid) {
+  namespace mma = sinter::mma;
+  constexpr int kChunks = ROWS * COLS / VEC;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int p = 0; p < kChunks / kThreads; ++p) {
+    const int i = tid + p * kThreads;
+    const int r = i / (COLS / VEC), c = (i % (COLS / VEC)) * VEC;
+    const i64 gr = r0 + r, gc = c0 + c;
+    const bool ok = gr < RMAX && gc < CMAX;
+    const float *src = ok ? g + gr * LD + gc : g;
+    if constexpr (VEC == 4)
+      mma::cpAsync16(s + r * SST + c, src, ok ? 16 : 0);
+    else
+      mma::cpAsync4(s + r * SST + c, src, ok);
+  }
+}
+
+/// Adds dimension D's (and, recursively, the outer dimensions') share of the batch offsets.
+/// The constexpr arrays are read only in constant expressions: device code may not use
+/// host arrays, even constexpr ones.
+template <int D>
+__device__ __forceinline__ void batchOffsets(int &rest, i64 &a, i64 &b, i64 &c) {
+  if constexpr (D >= 0) {
+    constexpr int kShape = (int)cfg::kBatchShape[D];
+    constexpr i64 kSA = cfg::kBatchStrideA[D], kSB = cfg::kBatchStrideB[D],
+                  kSC = cfg::kBatchStrideC[D];
+    const int idx = rest % kShape;
+    rest /= kShape;
+    a += idx * kSA;
+    b += idx * kSB;
+    c += idx * kSC;
+    batchOffsets<D - 1>(rest, a, b, c);
+  }
+}
+
+} // namespace gemm
+
+extern "C" __global__ void __launch_bounds__(gemm::kThreads, 1)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace gemm;
+  namespace mma = sinter::mma;
+  extern __shared__ __align__(16) float smem[];
+  float *As = smem;
+  float *Bs = smem + cfg::kStages * kAStage;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const i64 m0 = (i64)blockIdx.y * cfg::kBM;
+  const i64 n0 = (i64)blockIdx.x * cfg::kBN;
+
+  // Batch offsets (outermost dims first), from the flattened batch index blockIdx.z.
+  const int batch = blockIdx.z;
+  i64 offA = 0, offB = 0, offC = 0;
+  int rest = batch;
+  batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
+  const float *A = sinter::slot<const float>(b, 0) + offA;
+  const float *B = sinter::slot<const float>(b, 1) + offB;
+
+  auto loadTile = [&](int kt, int stage) {
+    const i64 k0 = (i64)kt * cfg::kBK;
+    copyTile<cfg::kBM, cfg::kBK, kAVec, kAStride, cfg::kK, cfg::kM, cfg::kK>(
+        As + stage * kAStage, A, m0, k0, tid);
+    if constexpr (cfg::kBTransposed)
+      copyTile<cfg::kBN, cfg::kBK, kBVec, kBStride, cfg::kK, cfg::kN, cfg::kK>(
+          Bs + stage * kBStage, B, n0, k0, tid);
+    else
+      copyTile<cfg::kBK, cfg::kBN, kBVec, kBStride, cfg::kN, cfg::kK, cfg::kN>(
+          Bs + stage * kBStage, B, k0, n0, tid);
+  };
+
+  float acc[kMI][kNI][4];
+#pragma unroll
+  for (int i = 0; i < kMI; ++i)
+#pragma unroll
+    for (int j = 0; j < kNI; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[i][j][r] = 0.f;
+
+  const int wmI = warp % cfg::kWarpsM, wnI = warp / cfg::kWarpsM;
+  const int wm = wmI * (cfg::kBM / cfg::kWarpsM);
+  const int wn = wnI * (cfg::kBN / cfg::kWarpsN);
+  constexpr int kBNs = cfg::kBTransposed ? kBStride : 1; // B smem: distance between n
+  constexpr int kBKs = cfg::kBTransposed ? 1 : kBStride; // B smem: distance between k
+
+#pragma unroll
+  for (int s = 0; s < cfg::kStages - 1; ++s) {
+    if (s < kKTiles)
+      loadTile(s, s);
+    mma::cpAsyncCommit();
+  }
+  for (int kt = 0; kt < kKTiles; ++kt) {
+    mma::cpAsyncWait<cfg::kStages - 2>();
+    __syncthreads();
+    const int next = kt + cfg::kStages - 1;
+    if (next < kKTiles)
+      loadTile(next, next % cfg::kStages);
+    mma::cpAsyncCommit();
+    const int st = kt % cfg::kStages;
+    mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
+        acc, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
+  }
+  mma::cpAsyncWait<0>();
+
+  // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
+  const int g = lane >> 2, t = lane & 3;
+  const float *bias = sinter::slot<const float>(b, 2);
+  float *C = sinter::slot<float>(b, 3) + offC;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i64 row = m0 + wm + mi * 16 + g + h * 8;
+#pragma unroll
+      for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const i64 col = n0 + wn + ni * 8 + 2 * t + j;
+          float v = acc[mi][ni][h * 2 + j];
+          if (cfg::kHasBias && col < cfg::kN)
+            v += bias[col];
+          if (row < cfg::kM && col < cfg::kN)
+            v = Epilogue{}(v, (int)(batch * cfg::kM + row), (int)col, batch, b);
+          acc[mi][ni][h * 2 + j] = v;
+        }
+    }
+
+  if constexpr (cfg::kNormCols > 0) {
+    // Groups of kNormCols columns: kNormCols / 8 n8 tiles, spread over the 4 lanes of a row.
+    constexpr int kTilesPerGroup = cfg::kNormCols / 8 > 0 ? cfg::kNormCols / 8 : 1;
+    constexpr float kInv = 1.0f / cfg::kNormCols;
+    const float *gamma = sinter::slot<const float>(b, 6);
+    const float *beta = sinter::slot<const float>(b, 7);
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int gi = 0; gi < kNI / kTilesPerGroup; ++gi) {
+          float s = 0.f;
+#pragma unroll
+          for (int q = 0; q < kTilesPerGroup; ++q)
+            s += acc[mi][gi * kTilesPerGroup + q][h * 2] +
+                 acc[mi][gi * kTilesPerGroup + q][h * 2 + 1];
+          s += __shfl_xor_sync(0xffffffffu, s, 1);
+          s += __shfl_xor_sync(0xffffffffu, s, 2);
+          const float mean = s * kInv;
+          float d2 = 0.f;
+#pragma unroll
+          for (int q = 0; q < kTilesPerGroup; ++q)
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+              const float d = acc[mi][gi * kTilesPerGroup + q][h * 2 + j] - mean;
+              d2 += d * d;
+            }
+          d2 += __shfl_xor_sync(0xffffffffu, d2, 1);
+          d2 += __shfl_xor_sync(0xffffffffu, d2, 2);
+          const float rstd = rsqrtf(d2 * kInv + cfg::kNormEps);
+          const i64 row = m0 + wm + mi * 16 + g + h * 8;
+#pragma unroll
+          for (int q = 0; q < kTilesPerGroup; ++q)
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+              const int ni = gi * kTilesPerGroup + q;
+              const i64 col = n0 + wn + ni * 8 + 2 * t + j;
+              float v = (acc[mi][ni][h * 2 + j] - mean) * rstd;
+              if (col < cfg::kN) {
+                if constexpr (cfg::kNormAffine)
+                  v = v * gamma[col] + beta[col];
+                if (row < cfg::kM)
+                  v = PostNorm{}(v, (int)(batch * cfg::kM + row), (int)col, batch, b);
+              }
+              acc[mi][ni][h * 2 + j] = v;
+            }
+        }
+  }
+
+  if constexpr (cfg::kStoreOutput) {
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const i64 row = m0 + wm + mi * 16 + g + h * 8;
+        if (row >= cfg::kM)
+          continue;
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni) {
+          const i64 col = n0 + wn + ni * 8 + 2 * t;
+          float *dst = C + row * cfg::kN + col;
+          if (cfg::kN % 2 == 0 && col < cfg::kN) {
+            *reinterpret_cast<float2 *>(dst) =
+                make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
+          } else {
+            if (col < cfg::kN)
+              dst[0] = acc[mi][ni][h * 2];
+            if (col + 1 < cfg::kN)
+              dst[1] = acc[mi][ni][h * 2 + 1];
+          }
+        }
+      }
+  }
+
+  if constexpr (cfg::kRowReduce != 0) {
+    // Per row: over this thread's columns, the 4 lanes of the row, then the warps along N
+    // (through shared memory), then one atomic per row per block.
+    auto combine = [](float a, float c) {
+      if constexpr (cfg::kRowReduce == 1)
+        return fminf(a, c);
+      else if constexpr (cfg::kRowReduce == 2)
+        return fmaxf(a, c);
+      else
+        return a + c;
+    };
+    constexpr float kIdentity =
+        cfg::kRowReduce == 1 ? sinter::kInf : (cfg::kRowReduce == 2 ? -sinter::kInf : 0.f);
+    __syncthreads(); // the pipeline buffers become the reduction scratch
+    float *red = smem;
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float r = kIdentity;
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            const i64 col = n0 + wn + ni * 8 + 2 * t + j;
+            if (col < cfg::kN)
+              r = combine(r, acc[mi][ni][h * 2 + j]);
+          }
+        r = combine(r, __shfl_xor_sync(0xffffffffu, r, 1));
+        r = combine(r, __shfl_xor_sync(0xffffffffu, r, 2));
+        if (t == 0)
+          red[wnI * cfg::kBM + wm + mi * 16 + g + h * 8] = r;
+      }
+    __syncthreads();
+    float *out = sinter::slot<float>(b, 4);
+    for (int r = tid; r < cfg::kBM; r += kThreads) {
+      const i64 row = m0 + r;
+      if (row >= cfg::kM)
+        continue;
+      float v = red[r];
+#pragma unroll
+      for (int i = 1; i < cfg::kWarpsN; ++i)
+        v = combine(v, red[i * cfg::kBM + r]);
+      float *dst = out + batch * cfg::kM + row;
+      if constexpr (cfg::kRowReduce == 1)
+        sinter::atomicMinFloat(dst, v);
+      else if constexpr (cfg::kRowReduce == 2)
+        sinter::atomicMaxFloat(dst, v);
+      else
+        atomicAdd(dst, v);
+    }
+  }
+}

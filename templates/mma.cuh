@@ -1,0 +1,139 @@
+//===- templates/mma.cuh - tensor-core and async-copy primitives in inline PTX -----===//
+//
+// The handful of PTX instructions the tensor-core templates (gemm.cuh, conv_igemm.cuh) are
+// built from: the m16n8k8 TF32 mma.sync, the round-to-nearest TF32 conversion, the 3xTF32
+// split that makes TF32 products fp32-accurate, and cp.async (4- and 16-byte, with zero
+// fill) with its commit/wait groups. Inline PTX rather than libcu++ keeps NVRTC fast and
+// needs no include path; everything here runs on sm_80 and later.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+namespace sinter {
+namespace mma {
+
+/// Round an fp32 value to TF32 (nearest, ties away), returned as fp32 bits.
+__device__ __forceinline__ unsigned toTf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+/// 3xTF32 split: big = tf32(x), small = tf32(x - big); big + small carries ~21 bits.
+__device__ __forceinline__ void splitTf32(float x, unsigned &big, unsigned &small) {
+  big = toTf32(x);
+  small = toTf32(x - __uint_as_float(big));
+}
+
+/// d += a * b for one m16n8k8 tile; a, b hold TF32 bit patterns, c/d fp32.
+/// Fragment layout (g = lane / 4, t = lane % 4): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
+/// a3 (g + 8, t + 4); b0 (k = t, n = g), b1 (k = t + 4, n = g); d0 (g, 2t), d1 (g, 2t + 1),
+/// d2 (g + 8, 2t), d3 (g + 8, 2t + 1).
+__device__ __forceinline__ void mmaTf32(float (&d)[4], const unsigned (&a)[4],
+                                        const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// Shared-memory address of a generic pointer, as cp.async wants it.
+__device__ __forceinline__ unsigned smemAddr(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Copy 4 bytes global -> shared asynchronously; when !valid the destination is zero-filled
+/// and the source is not read (it must still be a mapped address: pass the tensor base).
+__device__ __forceinline__ void cpAsync4(void *smem, const void *gmem, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smemAddr(smem)),
+               "l"(gmem), "r"(valid ? 4 : 0));
+}
+
+/// Copy 16 bytes global -> shared asynchronously (both 16-byte aligned), bypassing L1;
+/// `bytes` < 16 reads that many and zero-fills the rest.
+__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)),
+               "l"(gmem), "r"(bytes));
+}
+
+__device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+/// Wait until at most N committed groups are still in flight.
+template <int N> __device__ __forceinline__ void cpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/// How a tile product is computed (values of cfg::kMath): one TF32 product, or 3xTF32.
+constexpr int kMathTf32 = 1;
+constexpr int kMathTf32x3 = 2;
+
+/// One warp's share of a block-tile step: acc[MI][NI] (m16n8 tiles) += A(16MI x 8) * B(8 x 8NI)
+/// for every k8 slice of a BK-deep shared-memory stage. The stage's layouts are given by
+/// strides so that one routine serves [m][k] and [k][m] tiles alike: element (m, k) of A is
+/// As[m * AM + k * AK], element (n, k) of B is Bs[n * BN_ + k * BK_]. The strides are chosen
+/// by the templates so that the 32 lanes of each fragment load hit 32 different banks.
+template <int MI, int NI, int BKD, int AM, int AK, int BN_, int BK_, int MATH>
+__device__ __forceinline__ void warpTileStep(float (&acc)[MI][NI][4], const float *As,
+                                             const float *Bs, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int kk = 0; kk < BKD; kk += 8) {
+    float af[MI][4], bf[NI][2];
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const float *p = As + (mi * 16 + g) * AM + (kk + t) * AK;
+      af[mi][0] = p[0];
+      af[mi][1] = p[8 * AM];
+      af[mi][2] = p[4 * AK];
+      af[mi][3] = p[8 * AM + 4 * AK];
+    }
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const float *p = Bs + (ni * 8 + g) * BN_ + (kk + t) * BK_;
+      bf[ni][0] = p[0];
+      bf[ni][1] = p[4 * BK_];
+    }
+    if constexpr (MATH == kMathTf32x3) {
+      unsigned ab[MI][4], as[MI][4], bb[NI][2], bs[NI][2];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          splitTf32(af[mi][r], ab[mi][r], as[mi][r]);
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          splitTf32(bf[ni][r], bb[ni][r], bs[ni][r]);
+      // Small terms first so that they are not lost against the big product.
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni) {
+          mmaTf32(acc[mi][ni], as[mi], bb[ni]);
+          mmaTf32(acc[mi][ni], ab[mi], bs[ni]);
+          mmaTf32(acc[mi][ni], ab[mi], bb[ni]);
+        }
+    } else {
+      unsigned a[MI][4], bq[NI][2];
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          a[mi][r] = toTf32(af[mi][r]);
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          bq[ni][r] = toTf32(bf[ni][r]);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+          mmaTf32(acc[mi][ni], a[mi], bq[ni]);
+    }
+  }
+}
+
+} // namespace mma
+} // namespace sinter

@@ -1,0 +1,194 @@
+//===- tests/kernels_tc/TcCases.h - the specs the tensor-core tests exercise -------===//
+//
+// One list of conv_igemm and gemm specs shared by the NVRTC compile tests and by the dump
+// that feeds the GPU harness (bench/kernels/tc_check.py): the two seed kernels (S0's
+// transposed conv with ReLU and statistics, S3's linear with the group-norm tail and row
+// minimum) and small shapes whose M, N and K are not multiples of the tiles, with strides,
+// dilation, groups, 1-D/2-D/3-D, batching and both B layouts. `epilogue` names the functor
+// so that the harness can apply the same function to its reference.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/kernels/Specs.h"
+
+#include <string>
+#include <vector>
+
+namespace sinter::tc_test {
+
+/// Functor bodies the harness knows by name.
+inline FunctorBody functor(const std::string &name) {
+  FunctorBody f;
+  if (name == "relu")
+    f.code = "return v > 0.f ? v : 0.f;";
+  else if (name == "affine")
+    f.code = "return v * 0.5f + 0.25f;";
+  return f;
+}
+
+struct ConvCase {
+  ConvSpec spec;
+  std::string epilogue = "identity";
+  bool bench = false;
+};
+
+struct GemmCase {
+  GemmSpec spec;
+  std::string epilogue = "identity", postNorm = "identity";
+  bool bench = false;
+};
+
+inline ConvSpec convSpec(std::string name, bool transposed, unsigned dims, int64_t n,
+                         int64_t cin, int64_t cout, int64_t groups, std::array<int64_t, 3> in,
+                         std::array<int64_t, 3> k, std::array<int64_t, 3> stride,
+                         std::array<int64_t, 3> pad, std::array<int64_t, 3> dil, MathMode math) {
+  ConvSpec s;
+  s.kernelName = std::move(name);
+  s.transposed = transposed;
+  s.spatialDims = dims;
+  s.N = n;
+  s.Cin = cin;
+  s.Cout = cout;
+  s.groups = groups;
+  s.in = in;
+  s.kernel = k;
+  s.stride = stride;
+  s.padding = pad;
+  s.dilation = dil;
+  s.math = math;
+  for (int d = 0; d < 3; ++d) {
+    int64_t span = dil[d] * (k[d] - 1);
+    s.out[d] = transposed ? (in[d] - 1) * stride[d] - 2 * pad[d] + span + 1
+                          : (in[d] + 2 * pad[d] - span - 1) / stride[d] + 1;
+  }
+  return s;
+}
+
+inline std::vector<ConvCase> convCases() {
+  std::vector<ConvCase> cs;
+  {
+    // S0: ConvTranspose3d(64 -> 128, k 3) -> ReLU, statistics for the group norm.
+    ConvCase c{convSpec("s0_convt3d_relu_stats", true, 3, 16, 64, 128, 1, {32, 32, 32},
+                        {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
+               "relu", true};
+    c.spec.accumulateStats = true;
+    c.spec.epilogue = functor("relu");
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("conv2d_s2_bias", false, 2, 3, 5, 7, 1, {1, 13, 11}, {1, 3, 3},
+                        {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3),
+               "affine"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("affine");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("conv1d_g2_dil2", false, 1, 2, 6, 10, 2, {1, 1, 37}, {1, 1, 5},
+                        {1, 1, 1}, {0, 0, 3}, {1, 1, 2}, MathMode::Tf32x3),
+               "relu"};
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("convt2d_g2_pad1", true, 2, 2, 8, 6, 2, {1, 9, 10}, {1, 3, 3},
+                        {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3)};
+    c.spec.hasBias = true;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("conv3d_odd_tf32", false, 3, 2, 3, 5, 1, {5, 6, 7}, {2, 3, 3},
+                        {1, 2, 1}, {1, 0, 1}, {2, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    // Wide channels at an odd spatial size: 128-wide tiles with partial M and K tiles.
+    ConvCase c{convSpec("convt3d_wide_dil2", true, 3, 2, 40, 136, 1, {7, 9, 11}, {3, 3, 3},
+                        {1, 1, 1}, {1, 2, 0}, {2, 1, 2}, MathMode::Tf32x3),
+               "identity"};
+    c.spec.hasBias = true;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  return cs;
+}
+
+inline std::vector<GemmCase> gemmCases() {
+  std::vector<GemmCase> gs;
+  {
+    // S3: linear 8192 -> 8192 + bias, group norm over 16 columns, row minimum; y not stored.
+    GemmCase g;
+    g.spec.kernelName = "s3_linear_gn_min";
+    g.spec.M = 1024;
+    g.spec.N = 8192;
+    g.spec.K = 8192;
+    g.spec.hasBias = true;
+    g.spec.normGroupCols = 16;
+    g.spec.rowReduce = GemmSpec::RowReduce::Min;
+    g.spec.storeOutput = false;
+    g.bench = true;
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "matmul_batched_odd";
+    g.spec.M = 77;
+    g.spec.N = 53;
+    g.spec.K = 45;
+    g.spec.bTransposed = false;
+    g.spec.batchShape = {3};
+    g.spec.batchStrideA = {77 * 45};
+    g.spec.batchStrideB = {0};
+    g.spec.batchStrideC = {77 * 53};
+    g.spec.hasBias = true;
+    g.spec.epilogue = functor("affine");
+    g.epilogue = "affine";
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_norm_max_odd";
+    g.spec.M = 100;
+    g.spec.N = 96;
+    g.spec.K = 70;
+    g.spec.hasBias = true;
+    g.spec.normGroupCols = 16;
+    g.spec.rowReduce = GemmSpec::RowReduce::Max;
+    g.spec.postNorm = functor("relu");
+    g.postNorm = "relu";
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_tf32_sum";
+    g.spec.M = 300;
+    g.spec.N = 260;
+    g.spec.K = 264;
+    g.spec.math = MathMode::Tf32;
+    g.spec.rowReduce = GemmSpec::RowReduce::Sum;
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "matmul_batch2d_big";
+    g.spec.M = 520;
+    g.spec.N = 384;
+    g.spec.K = 200;
+    g.spec.bTransposed = false;
+    g.spec.batchShape = {2, 3};
+    g.spec.batchStrideA = {3 * 520 * 200, 520 * 200};
+    g.spec.batchStrideB = {200 * 384, 0};
+    g.spec.batchStrideC = {3 * 520 * 384, 520 * 384};
+    gs.push_back(g);
+  }
+  return gs;
+}
+
+} // namespace sinter::tc_test

@@ -1,0 +1,280 @@
+//===- tests/kernels_tc/TensorCoreTest.cpp - conv_igemm and gemm without a GPU -----===//
+//
+// What can be checked of the tensor-core templates on a machine with no GPU: the emitters
+// accept what they should and refuse the rest with the exact message, their launch
+// configurations cover the problem, and every emitted source compiles through NVRTC for
+// sm_90a and sm_80 with the embedded templates as its only headers. With SINTER_TC_DUMP set
+// to a folder, the sources and a JSON description of every case are written there for the
+// GPU harness (bench/kernels/tc_check.py).
+//
+//===--------------------------------------------------------------------------------===//
+#include "TcCases.h"
+
+#include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/Gemm.h"
+#include "templates/Templates.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <nvrtc.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace sinter;
+using namespace sinter::tc_test;
+
+namespace {
+
+/// Compiles `source` for `arch` with the embedded templates as headers; returns the log on
+/// failure, an empty string on success.
+std::string nvrtcCompile(const std::string &source, const std::string &arch) {
+  std::vector<std::string> names, texts;
+  for (const TemplateFile &t : templateFiles()) {
+    names.push_back(t.name.str());
+    texts.push_back(t.text.str());
+  }
+  std::vector<const char *> nameP, textP;
+  for (size_t i = 0; i < names.size(); ++i) {
+    nameP.push_back(names[i].c_str());
+    textP.push_back(texts[i].c_str());
+  }
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", int(names.size()), textP.data(),
+                         nameP.data()) != NVRTC_SUCCESS)
+    return "nvrtcCreateProgram failed";
+  std::string archOpt = "--gpu-architecture=" + arch;
+  const char *opts[] = {archOpt.c_str(), "-std=c++17", "-default-device"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  std::string log;
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(prog, &logSize);
+  log.resize(logSize);
+  nvrtcGetProgramLog(prog, log.data());
+  size_t cubinSize = 0;
+  if (r == NVRTC_SUCCESS)
+    nvrtcGetCUBINSize(prog, &cubinSize);
+  nvrtcDestroyProgram(&prog);
+  if (r != NVRTC_SUCCESS)
+    return "compile failed: " + log;
+  if (cubinSize == 0)
+    return "no cubin";
+  return {};
+}
+
+TEST(ConvIgemm, RefusesStridedTransposed) {
+  ConvSpec s = convSpec("strided_t", true, 3, 1, 4, 4, 1, {5, 5, 5}, {3, 3, 3}, {2, 2, 2},
+                        {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  std::string why;
+  EXPECT_FALSE(convIgemmSupports(s, &why));
+  EXPECT_EQ(why, "transposed convolution with stride > 1 (zero-stuffed input wastes the tiles)");
+  auto k = emitConvIgemm(s);
+  ASSERT_FALSE(bool(k));
+  EXPECT_EQ(llvm::toString(k.takeError()),
+            "conv_igemm cannot run strided_t: transposed convolution with stride > 1 "
+            "(zero-stuffed input wastes the tiles)");
+}
+
+TEST(ConvIgemm, RefusesInconsistentOutputSize) {
+  ConvSpec s = convSpec("bad_out", false, 2, 1, 4, 4, 1, {1, 8, 8}, {1, 3, 3}, {1, 1, 1},
+                        {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  s.out[2] = 7;
+  auto k = emitConvIgemm(s);
+  ASSERT_FALSE(bool(k));
+  EXPECT_EQ(llvm::toString(k.takeError()),
+            "bad_out: output extent 7 does not follow from the convolution attributes "
+            "(expected 6)");
+}
+
+TEST(ConvIgemm, S0LaunchCoversTheProblem) {
+  ConvCase c = convCases()[0];
+  auto k = emitConvIgemm(c.spec);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  // M = 16 * 34^3 rows in 128-row tiles, all 128 channels in one column tile.
+  EXPECT_EQ(k->launch.grid[0], (16u * 34 * 34 * 34 + 127) / 128);
+  EXPECT_EQ(k->launch.grid[1], 1u);
+  EXPECT_EQ(k->launch.grid[2], 1u);
+  EXPECT_EQ(k->launch.block[0], 256u);
+  EXPECT_LE(k->launch.sharedBytes, 227u * 1024);
+  EXPECT_DOUBLE_EQ(k->flops, 2.0 * 16 * 34 * 34 * 34 * 128 * 64 * 27);
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].slot, 4);
+  EXPECT_EQ(k->workspace[0].bytes, 16 * 16 * 128);
+  EXPECT_NE(k->source.find("#include \"conv_igemm.cuh\""), std::string::npos);
+  EXPECT_NE(k->source.find("constexpr bool kTransposed = true;"), std::string::npos);
+  EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 4 stages, tf32");
+}
+
+TEST(Gemm, RefusesBadNormGroup) {
+  GemmSpec s;
+  s.kernelName = "g12";
+  s.M = 8;
+  s.N = 48;
+  s.K = 8;
+  s.normGroupCols = 12;
+  auto k = emitGemm(s);
+  ASSERT_FALSE(bool(k));
+  EXPECT_EQ(llvm::toString(k.takeError()),
+            "g12: norm group of 12 columns unsupported (a multiple of 8 dividing N, at most 128)");
+}
+
+TEST(Gemm, S3LaunchAndWorkspace) {
+  GemmCase g = gemmCases()[0];
+  auto k = emitGemm(g.spec);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(k->launch.grid[0] * 128u, 8192u);
+  EXPECT_EQ(k->launch.grid[1] * 128u, 1024u);
+  EXPECT_EQ(k->launch.grid[2], 1u);
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].init, WorkspaceNeed::Init::PlusInf);
+  EXPECT_EQ(k->workspace[0].bytes, 4 * 1024);
+  // The product is never written: only A, B, bias, gamma, beta and the row minimum move.
+  EXPECT_DOUBLE_EQ(k->bytes, 4.0 * (1024.0 * 8192 + 8192.0 * 8192 + 8192 + 1024) +
+                                 8.0 * 8192);
+  EXPECT_NE(k->source.find("constexpr bool kStoreOutput = false;"), std::string::npos);
+  EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 3 stages, 3xtf32, norm groups of 16");
+}
+
+TEST(Gemm, WideNormGroupsGetWholeWarps) {
+  GemmSpec s;
+  s.kernelName = "g64";
+  s.M = 32;
+  s.N = 128;
+  s.K = 16;
+  s.normGroupCols = 64;
+  auto k = emitGemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  // 64-column groups on 64-wide tiles: one warp across, four down.
+  EXPECT_NE(k->source.find("constexpr int kWarpsN = 1;"), std::string::npos);
+  EXPECT_NE(k->source.find("constexpr int kWarpsM = 4;"), std::string::npos);
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "");
+}
+
+class ConvCompile : public ::testing::TestWithParam<size_t> {};
+TEST_P(ConvCompile, NvrtcSm90aAndSm80) {
+  ConvCase c = convCases()[GetParam()];
+  auto k = emitConvIgemm(c.spec);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << c.spec.kernelName;
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "") << c.spec.kernelName;
+}
+INSTANTIATE_TEST_SUITE_P(AllCases, ConvCompile,
+                         ::testing::Range(size_t(0), convCases().size()));
+
+class GemmCompile : public ::testing::TestWithParam<size_t> {};
+TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
+  GemmCase g = gemmCases()[GetParam()];
+  auto k = emitGemm(g.spec);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << g.spec.kernelName;
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "") << g.spec.kernelName;
+}
+INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile,
+                         ::testing::Range(size_t(0), gemmCases().size()));
+
+nlohmann::json launchJson(const KernelSource &k) {
+  return {{"name", k.name},
+          {"file", k.name + ".cu"},
+          {"grid", {k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
+          {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
+          {"smem", k.launch.sharedBytes},
+          {"tile", k.tileConfig},
+          {"flops", k.flops},
+          {"bytes", k.bytes}};
+}
+
+const char *mathName(MathMode m) {
+  switch (m) {
+  case MathMode::Ffma:
+    return "ffma";
+  case MathMode::Tf32:
+    return "tf32";
+  case MathMode::Tf32x3:
+    return "tf32x3";
+  }
+  return "?";
+}
+
+// Writes every case for the GPU harness; skipped unless SINTER_TC_DUMP names a folder.
+TEST(Dump, ForGpuHarness) {
+  const char *dir = std::getenv("SINTER_TC_DUMP");
+  if (!dir)
+    GTEST_SKIP() << "set SINTER_TC_DUMP=<folder> to write the cases for the GPU harness";
+  std::filesystem::create_directories(dir);
+  nlohmann::json all = nlohmann::json::array();
+  auto write = [&](const KernelSource &k) {
+    std::ofstream(std::string(dir) + "/" + k.name + ".cu") << k.source;
+  };
+  // Benchmarked cases are also written with other tiles (name suffix _v<i>) so that one GPU
+  // run can compare them.
+  const ConvIgemmTile convTiles[] = {
+      {128, 128, 16, 2, 4, 6}, {256, 128, 16, 4, 2, 4}, {128, 128, 32, 4, 2, 4}};
+  const GemmTile gemmTiles[] = {{128, 128, 32, 2, 4, 4}, {128, 128, 16, 2, 4, 5}};
+  std::vector<ConvCase> convs = convCases();
+  for (size_t i = 0, e = convs.size(); i < e; ++i)
+    if (convs[i].bench)
+      for (size_t v = 0; v < std::size(convTiles); ++v) {
+        ConvCase c = convs[i];
+        c.spec.kernelName += "_v" + std::to_string(v + 1);
+        convs.push_back(c);
+      }
+  std::vector<GemmCase> gemms = gemmCases();
+  for (size_t i = 0, e = gemms.size(); i < e; ++i)
+    if (gemms[i].bench)
+      for (size_t v = 0; v < std::size(gemmTiles); ++v) {
+        GemmCase g = gemms[i];
+        g.spec.kernelName += "_v" + std::to_string(v + 1);
+        gemms.push_back(g);
+      }
+  auto variant = [](const std::string &name) {
+    size_t at = name.rfind("_v");
+    return at == std::string::npos ? 0 : std::stoi(name.substr(at + 2));
+  };
+  for (const ConvCase &c : convs) {
+    int v = variant(c.spec.kernelName);
+    auto k = v ? emitConvIgemm(c.spec, convTiles[v - 1]) : emitConvIgemm(c.spec);
+    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+    write(*k);
+    const ConvSpec &s = c.spec;
+    nlohmann::json j = launchJson(*k);
+    j.update({{"kind", "conv"},          {"transposed", s.transposed}, {"N", s.N},
+              {"Cin", s.Cin},            {"Cout", s.Cout},             {"groups", s.groups},
+              {"in", s.in},              {"out", s.out},               {"kernel", s.kernel},
+              {"stride", s.stride},      {"padding", s.padding},       {"dilation", s.dilation},
+              {"bias", s.hasBias},       {"stats", s.accumulateStats}, {"store", s.storeOutput},
+              {"epilogue", c.epilogue},  {"math", mathName(s.math)},   {"bench", c.bench}});
+    all.push_back(j);
+  }
+  for (const GemmCase &g : gemms) {
+    int v = variant(g.spec.kernelName);
+    auto k = v ? emitGemm(g.spec, gemmTiles[v - 1]) : emitGemm(g.spec);
+    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+    write(*k);
+    const GemmSpec &s = g.spec;
+    nlohmann::json j = launchJson(*k);
+    j.update({{"kind", "gemm"},
+              {"M", s.M},
+              {"N", s.N},
+              {"K", s.K},
+              {"batchShape", std::vector<int64_t>(s.batchShape.begin(), s.batchShape.end())},
+              {"batchStrideA", std::vector<int64_t>(s.batchStrideA.begin(), s.batchStrideA.end())},
+              {"batchStrideB", std::vector<int64_t>(s.batchStrideB.begin(), s.batchStrideB.end())},
+              {"batchStrideC", std::vector<int64_t>(s.batchStrideC.begin(), s.batchStrideC.end())},
+              {"bTransposed", s.bTransposed},
+              {"bias", s.hasBias},
+              {"store", s.storeOutput},
+              {"normCols", s.normGroupCols},
+              {"eps", s.normEps},
+              {"affine", s.normAffine},
+              {"rowReduce", int(s.rowReduce)},
+              {"epilogue", g.epilogue},
+              {"postNorm", g.postNorm},
+              {"math", mathName(s.math)},
+              {"bench", g.bench}});
+    all.push_back(j);
+  }
+  std::ofstream(std::string(dir) + "/cases.json") << all.dump(1);
+}
+
+} // namespace
