@@ -305,7 +305,12 @@ static std::string readInfo(const std::string &path, llvm::StringRef key, CacheE
     info.sourceSha256 = j.at("source_sha256").get<std::string>();
     info.created = j.at("created").get<int64_t>();
   } catch (const json::exception &e) {
-    return std::string("meta.json is malformed (") + e.what() + ")";
+    // nlohmann prefixes "[json.exception.parse_error.101] "; the rest is the message.
+    std::string what = e.what();
+    if (size_t close = what.find("] ");
+        what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+      what = what.substr(close + 2);
+    return "meta.json is malformed (" + what + ")";
   }
   int64_t hits = fileSize(path + "/hits");
   info.hits = hits < 0 ? 0 : hits;
