@@ -126,10 +126,11 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
   };
   if (pos_ < text_.size() && text_[pos_] == '-')
     ++pos_;
-  // `-inf` is the one negative literal that is not made of digits; the printer writes it for
-  // a float attribute or scalar that is minus infinity.
-  if (text_.substr(pos_).startswith("inf") &&
-      (pos_ + 3 >= text_.size() || !isIdentChar(text_[pos_ + 3]))) {
+  // `-inf` and `-nan` are the negative literals not made of digits; formatDouble writes
+  // them for a float attribute or scalar that holds such a value.
+  llvm::StringRef rest = text_.substr(pos_);
+  if ((rest.startswith("inf") || rest.startswith("nan")) &&
+      (rest.size() == 3 || !isIdentChar(rest[3]))) {
     pos_ += 3;
     return make(TokenKind::Number, begin, loc);
   }

@@ -26,7 +26,7 @@ enum class TokenKind : uint8_t {
   Ident,    ///< [A-Za-z_][A-Za-z0-9_]*
   Value,    ///< %[A-Za-z0-9_.]+ (text includes the '%')
   Int,      ///< -?[0-9]+
-  Number,   ///< a literal with a '.' or an exponent, or `-inf`
+  Number,   ///< a literal with a '.' or an exponent, or `-inf`, `-nan`
   String,   ///< "..." (text includes the quotes; no escapes)
   LParen,   ///< (
   RParen,   ///< )

@@ -413,7 +413,7 @@ bool Parser::parseNumber(const Token &t, double &value) {
                           : -std::numeric_limits<double>::infinity();
     return false;
   }
-  if (text == "nan") {
+  if (text == "nan" || text == "-nan") {
     value = std::numeric_limits<double>::quiet_NaN();
     return false;
   }

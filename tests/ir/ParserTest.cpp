@@ -168,6 +168,15 @@ graph nums(%x: f32[3]) {
     EXPECT_EQ(g.type(op.result), TensorType(DType::F32, {3}));
 }
 
+TEST(Parser, NotANumberIsAcceptedAsAScalar) {
+  // formatDouble prints NaN as `nan` (or `-nan`), so the parser reads both back.
+  Graph g = parseOne("graph g(%x: f32[1]) {\n  %y = add(%x, nan)\n  %z = mul(-nan, %y)\n"
+                     "  %w = leaky_relu(%z) {negative_slope = nan}\n  return %w\n}\n");
+  EXPECT_TRUE(std::isnan(g.ops[0].operands[1].scalar));
+  EXPECT_TRUE(std::isnan(g.ops[1].operands[0].scalar));
+  EXPECT_TRUE(std::isnan(g.ops[2].getFloat("negative_slope")));
+}
+
 TEST(Parser, ScalarsReadBackBitExact) {
   // from_chars rounds correctly, so a 17-digit literal gives exactly the double it names.
   Graph g = parseOne("graph g(%x: f32[1]) {\n  %y = mul(%x, 0.1000000000000000055511151231257827)\n"
