@@ -1,0 +1,219 @@
+//===- compiler/kernels/Generic.cpp - elementwise, pool and norm emitters ----------===//
+//
+// Turns ElementwiseSpec, PoolSpec, ChannelStatsSpec and LayerNormSpec into the generated
+// prologues of elementwise.cuh, pool.cuh, channel_stats.cuh and layer_norm.cuh, with launch
+// configurations sized from the baked shapes. Reductions and softmax are in GenericReduce.cpp.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/kernels/GenericCommon.h"
+
+namespace sinter {
+
+using namespace generic;
+
+namespace {
+
+constexpr int64_t kElementwiseThreads = 256;
+/// Grid-stride kernels launch at most this many blocks; each thread then takes several steps.
+constexpr int64_t kMaxStrideBlocks = int64_t(1) << 20;
+
+} // namespace
+
+llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec) {
+  if (llvm::Error err = checkKernelName(spec.kernelName))
+    return err;
+  const std::string &name = spec.kernelName;
+  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
+    return err;
+  if (spec.numel <= 0)
+    return makeError(name + ": elementwise kernel over an empty tensor");
+  if (llvm::StringRef(spec.computeBody).find("return") == llvm::StringRef::npos)
+    return makeError(name + ": elementwise compute body has no return");
+  const int64_t vec = spec.numel % 4 == 0 ? 4 : 1;
+  const int64_t blocks = std::min(ceilDiv(spec.numel / vec, kElementwiseThreads), kMaxStrideBlocks);
+
+  PrologueWriter w(name, "elementwise.cuh");
+  w.constant("kNumel", spec.numel);
+  w.constant("kOutSlot", spec.outSlot);
+  w.constant("kVec", vec);
+  w.constant("kThreads", kElementwiseThreads);
+  w.computeFunctor(spec.computeBody);
+
+  KernelSource ks;
+  ks.name = name;
+  ks.templateName = "elementwise.cuh";
+  ks.source = w.finish();
+  ks.launch.grid = {unsigned(blocks), 1, 1};
+  ks.launch.block = {unsigned(kElementwiseThreads), 1, 1};
+  ks.tileConfig = std::to_string(vec) + " elements per step, " +
+                  std::to_string(kElementwiseThreads) + " threads";
+  ks.flops = double(spec.numel);
+  ks.bytes = double(spec.numel) * 4; // the output; the inputs depend on the compute body
+  return ks;
+}
+
+llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
+  if (llvm::Error err = checkKernelName(spec.kernelName))
+    return err;
+  const std::string &name = spec.kernelName;
+  const char *op = spec.max ? "max_pool" : "avg_pool";
+  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
+    return err;
+  if (spec.spatialDims < 1 || spec.spatialDims > 3)
+    return makeError(name + ": " + op + " over " + llvm::Twine(spec.spatialDims) +
+                     " spatial dims (1 to 3 supported)");
+  if (spec.N < 1 || spec.C < 1)
+    return makeError(name + ": " + op + " over an empty tensor");
+  int64_t window = 1, inPlane = 1, outPlane = 1;
+  for (unsigned d = 0; d < 3; ++d) {
+    const bool real = d >= 3 - spec.spatialDims;
+    if (!real && (spec.in[d] != 1 || spec.out[d] != 1 || spec.kernel[d] != 1 ||
+                  spec.stride[d] != 1 || spec.padding[d] != 0 || spec.dilation[d] != 1))
+      return makeError(name + ": " + op + " spec has a non-trivial unused spatial entry " +
+                       llvm::Twine(d));
+    if (spec.in[d] < 1 || spec.out[d] < 1 || spec.kernel[d] < 1 || spec.stride[d] < 1 ||
+        spec.padding[d] < 0 || spec.dilation[d] < 1)
+      return makeError(name + ": " + op + " has a non-positive size, kernel, stride or " +
+                       "dilation, or a negative padding in spatial entry " + llvm::Twine(d));
+    if (!spec.max && spec.dilation[d] != 1)
+      return makeError(name + ": avg_pool has no dilation");
+    // PyTorch's rule: every window starts inside the input or its left padding.
+    if ((spec.out[d] - 1) * spec.stride[d] >= spec.in[d] + spec.padding[d])
+      return makeError(name + ": " + op + " output size " + llvm::Twine(spec.out[d]) +
+                       " has windows past the padded input in spatial entry " + llvm::Twine(d));
+    window *= spec.kernel[d];
+    inPlane *= spec.in[d];
+    outPlane *= spec.out[d];
+  }
+  const int64_t total = spec.N * spec.C * outPlane;
+  const int64_t threads = 256;
+  const int64_t blocks = std::min(ceilDiv(total, threads), kMaxStrideBlocks);
+
+  PrologueWriter w(name, "pool.cuh");
+  w.constantBool("kMax", spec.max);
+  w.constant("kN", spec.N);
+  w.constant("kC", spec.C);
+  w.constantArray("kIn", spec.in);
+  w.constantArray("kOut", spec.out);
+  w.constantArray("kKernel", spec.kernel);
+  w.constantArray("kStride", spec.stride);
+  w.constantArray("kPad", spec.padding);
+  w.constantArray("kDil", spec.dilation);
+  w.constantBool("kCountIncludePad", spec.countIncludePad);
+  w.constant("kThreads", threads);
+  w.constant("kOutSlot", spec.outSlot);
+  w.flatFunctor("Load", spec.load);
+  w.flatFunctor("Post", spec.post);
+
+  KernelSource ks;
+  ks.name = name;
+  ks.templateName = "pool.cuh";
+  ks.source = w.finish();
+  ks.launch.grid = {unsigned(blocks), 1, 1};
+  ks.launch.block = {unsigned(threads), 1, 1};
+  ks.tileConfig = std::string(op) + " " + std::to_string(spec.spatialDims) +
+                  "-D, one thread per output, window " + std::to_string(window);
+  ks.flops = double(total) * window;
+  ks.bytes = double(spec.N * spec.C) * (inPlane + outPlane) * 4;
+  return ks;
+}
+
+llvm::Expected<KernelSource> emitChannelStats(const ChannelStatsSpec &spec) {
+  if (llvm::Error err = checkKernelName(spec.kernelName))
+    return err;
+  const std::string &name = spec.kernelName;
+  if (spec.N < 1 || spec.C < 1 || spec.L < 1)
+    return makeError(name + ": channel statistics over an empty tensor");
+  const int64_t planes = spec.N * spec.C;
+  if (planes > kMaxGridX)
+    return makeError(name + ": " + llvm::Twine(planes) + " planes are too many for one grid");
+  const int64_t threads = 256;
+  const bool vec4 = spec.L % 4 == 0;
+  // Split a plane over blocks until the GPU is full, keeping at least 16 elements a thread.
+  int64_t split = std::clamp<int64_t>(
+      std::min(ceilDiv(kTargetThreads / threads, planes), ceilDiv(spec.L, threads * 16)), 1, 65535);
+  int64_t chunk = ceilDiv(spec.L, split);
+  if (vec4)
+    chunk = ceilDiv(chunk, 4) * 4;
+  split = ceilDiv(spec.L, chunk);
+
+  PrologueWriter w(name, "channel_stats.cuh");
+  w.constant("kN", spec.N);
+  w.constant("kC", spec.C);
+  w.constant("kL", spec.L);
+  w.constant("kSplit", split);
+  w.constant("kChunk", chunk);
+  w.constantBool("kVec4", vec4);
+  w.constant("kThreads", threads);
+  w.flatFunctor("Load", spec.load);
+
+  KernelSource ks;
+  ks.name = name;
+  ks.templateName = "channel_stats.cuh";
+  ks.source = w.finish();
+  ks.launch.grid = {unsigned(planes), unsigned(split), 1};
+  ks.launch.block = {unsigned(threads), 1, 1};
+  ks.tileConfig = "plane of " + std::to_string(spec.L) + " in " + std::to_string(split) +
+                  " blocks" + (vec4 ? ", 16-byte loads" : "");
+  ks.flops = double(planes) * spec.L * 3;
+  ks.bytes = double(planes) * spec.L * 4 + double(planes) * 16;
+  WorkspaceNeed need;
+  need.slot = kChannelStatsSlot;
+  need.bytes = planes * 16;
+  need.init = WorkspaceNeed::Init::Zero;
+  need.what = "per-(n,c) sum and sum of squares (double)";
+  ks.workspace.push_back(need);
+  return ks;
+}
+
+llvm::Expected<KernelSource> emitLayerNorm(const LayerNormSpec &spec) {
+  if (llvm::Error err = checkKernelName(spec.kernelName))
+    return err;
+  const std::string &name = spec.kernelName;
+  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
+    return err;
+  if (spec.outSlot == 6 || spec.outSlot == 7)
+    return makeError(name + ": layer_norm output slot " + llvm::Twine(spec.outSlot) +
+                     " holds gamma or beta");
+  if (spec.rows < 1 || spec.L < 1)
+    return makeError(name + ": layer_norm over an empty tensor");
+  if (!(spec.eps >= 0))
+    return makeError(name + ": layer_norm eps must be non-negative");
+  const int64_t team = spec.L <= 1024   ? std::clamp<int64_t>(nextPow2(spec.L), 4, 32)
+                       : spec.L <= 8192 ? 256
+                                        : 1024;
+  const int64_t threads = std::max<int64_t>(team, 256);
+  const int64_t teams = threads / team;
+  const int64_t blocks = ceilDiv(spec.rows, teams);
+  if (blocks > kMaxGridX)
+    return makeError(name + ": layer_norm over " + llvm::Twine(spec.rows) +
+                     " rows needs too many blocks for one grid");
+  // Stage the rows in shared memory when they fit in 32 KiB (static shared memory is 48 KiB).
+  const bool cache = teams * spec.L * 4 <= 32768;
+
+  PrologueWriter w(name, "layer_norm.cuh");
+  w.constant("kRows", spec.rows);
+  w.constant("kL", spec.L);
+  w.constantFloat("kEps", spec.eps);
+  w.constantBool("kAffine", spec.affine);
+  w.constant("kTeam", team);
+  w.constant("kThreads", threads);
+  w.constantBool("kCache", cache);
+  w.constant("kOutSlot", spec.outSlot);
+  w.flatFunctor("Load", spec.load);
+  w.flatFunctor("Post", spec.post);
+
+  KernelSource ks;
+  ks.name = name;
+  ks.templateName = "layer_norm.cuh";
+  ks.source = w.finish();
+  ks.launch.grid = {unsigned(blocks), 1, 1};
+  ks.launch.block = {unsigned(threads), 1, 1};
+  ks.tileConfig = std::to_string(team) + "-thread team per row of " + std::to_string(spec.L) +
+                  (cache ? ", rows staged in shared memory" : "");
+  ks.flops = double(spec.rows) * spec.L * 8;
+  ks.bytes = double(spec.rows) * spec.L * 8 + (spec.affine ? double(spec.L) * 8 : 0);
+  return ks;
+}
+
+} // namespace sinter

@@ -1,0 +1,115 @@
+//===- compiler/kernels/Generic.h - standalone kernels no fusion pattern takes -----===//
+//
+// The planner describes every group that no anchor pattern absorbs with one of these specs:
+// elementwise chains, reductions, softmax, pools, and the two halves of a standalone norm (the
+// per-channel statistics pass and layer norm). The emitters turn a spec into a KernelSource
+// (CUDA text with every shape baked in, launch configuration, workspace) for the templates
+// elementwise.cuh, reduce.cuh, softmax.cuh, pool.cuh, channel_stats.cuh and layer_norm.cuh.
+// Slots (docs/TEAM-NOTES.md): the input is slot 0, the output slot `outSlot` (3 unless the
+// planner says otherwise); functors may read extra operands from slots 8..15. A spec that no
+// kernel can run (empty tensors, dims out of range, a window larger than the padded input)
+// gives an llvm::Error naming the kernel.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/KernelSource.h"
+#include "compiler/kernels/Emit.h"
+#include "ir/Type.h"
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace sinter {
+
+/// out[i] = Compute{}(i, b) for every i < numel, into slot outSlot. `computeBody` is the body
+/// of the compute functor (Emit.h): statements reading `i` and `b` and ending in a return; it
+/// reads its inputs itself, broadcasting included. Stores 16 bytes at a time when numel % 4 ==
+/// 0, so the output slot must then be 16-byte aligned.
+struct ElementwiseSpec {
+  std::string kernelName;
+  int64_t numel = 0;
+  int outSlot = 3;
+  std::string computeBody;
+};
+
+/// Reduces the sorted, distinct, non-negative `dims` of an input of shape `inShape` (slot 0)
+/// into slot outSlot, whose layout is the input's with those dims removed (or kept as size 1:
+/// the same memory). Load is applied to every input element (flat input index), Post to every
+/// result (flat output index). Mean divides by the number of reduced elements.
+/// When the kernel splits each output's range over several blocks it needs workspace slot 5
+/// (listed in KernelSource::workspace, zeroed before the first launch; the kernel leaves it
+/// ready for the next one).
+struct ReduceSpec {
+  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp };
+  std::string kernelName;
+  Shape inShape;
+  llvm::SmallVector<int64_t, 6> dims;
+  Kind kind = Kind::Sum;
+  FunctorBody load, post;
+  int outSlot = 3;
+};
+
+/// softmax (or log_softmax when `log`) of slot 0, of shape `shape`, along the non-negative
+/// `dim`, into slot outSlot (same shape). Load must be pure: it is applied in both passes.
+struct SoftmaxSpec {
+  std::string kernelName;
+  Shape shape;
+  int64_t dim = 0;
+  bool log = false;
+  FunctorBody load, post;
+  int outSlot = 3;
+};
+
+/// Max or average pooling of x [N, C, in...] (slot 0) into [N, C, out...] (slot outSlot). The
+/// spatial arrays have three entries with the real dims last, as in ConvSpec (a 1-D pool has
+/// in = {1, 1, W}, kernel {1, 1, k}, stride {1, 1, s}, padding {0, 0, p}). ceil_mode is
+/// already folded into `out`. Average pooling has no dilation (all ones).
+struct PoolSpec {
+  std::string kernelName;
+  bool max = true;
+  unsigned spatialDims = 2;
+  int64_t N = 1, C = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
+  bool countIncludePad = true;
+  FunctorBody load, post;
+  int outSlot = 3;
+};
+
+/// Per-(n, c) sum and sum of squares (double) of Load(x), x [N, C, L] in slot 0, added into
+/// slot 4: double[N * C * 2], {sum, sum of squares} per plane, zeroed before the launch (listed
+/// in KernelSource::workspace).
+struct ChannelStatsSpec {
+  std::string kernelName;
+  int64_t N = 1, C = 1, L = 1;
+  FunctorBody load;
+};
+
+/// Layer norm of slot 0 viewed as [rows, L]: biased variance, eps inside the square root,
+/// gamma (slot 6) and beta (slot 7), both [L], when `affine`; into slot outSlot.
+struct LayerNormSpec {
+  std::string kernelName;
+  int64_t rows = 1, L = 1;
+  double eps = 1e-5;
+  bool affine = true;
+  FunctorBody load, post;
+  int outSlot = 3;
+};
+
+llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec);
+llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec);
+llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec);
+llvm::Expected<KernelSource> emitPool(const PoolSpec &spec);
+llvm::Expected<KernelSource> emitChannelStats(const ChannelStatsSpec &spec);
+llvm::Expected<KernelSource> emitLayerNorm(const LayerNormSpec &spec);
+
+/// The workspace slot of a split reduction.
+constexpr int kReduceWorkSlot = 5;
+/// The statistics slot of the channel statistics pass.
+constexpr int kChannelStatsSlot = 4;
+
+} // namespace sinter
