@@ -201,7 +201,12 @@ llvm::Expected<RefMap> evaluateReference(const Graph &g, const TensorMap &bindin
       return makeError("tensor '" + arg.name + "' holds " + llvm::Twine(t.data.size()) +
                        " values, its shape " + shapeStr(t.type.shape) + " needs " +
                        llvm::Twine(t.numel()));
-    values[id] = RefTensor{arg.type, std::vector<double>(t.data.begin(), t.data.end())};
+    RefTensor &v = values[id];
+    v = makeResult(arg.type);
+    parallelFor(t.numel(), kElementwiseGrain, threads, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        v.data[i] = double(t.data[i]);
+    });
   }
 
   // The last op reading each value; returned values are kept to the end.
@@ -224,9 +229,11 @@ llvm::Expected<RefMap> evaluateReference(const Graph &g, const TensorMap &bindin
         values[o.value] = RefTensor{};
   }
 
+  // Moved out, not copied: a full-size S2 result is 4 GB. A value returned twice is moved once.
   RefMap results;
   for (ValueId r : g.results)
-    results[g.value(r).name] = values[r];
+    if (!results.count(g.value(r).name))
+      results[g.value(r).name] = std::move(values[r]);
   return results;
 }
 
