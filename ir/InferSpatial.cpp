@@ -229,6 +229,12 @@ llvm::Expected<TensorType> inferPool(const Ctx &c) {
     if (p > k / 2)
       return c.fail("padding=" + llvm::Twine(p) + " must be at most half of kernel_size=" +
                     llvm::Twine(k) + " in spatial dim " + llvm::Twine(2 + i));
+    // F.avg_pool3d (pool3d_shape_check with check_input_size) alone also wants the
+    // unpadded input to cover the kernel.
+    if (!isMax && nd == 3 && in < k)
+      return c.fail("input size " + llvm::Twine(in) + " is smaller than kernel_size=" +
+                    llvm::Twine(k) + " in spatial dim " + llvm::Twine(2 + i) +
+                    " (3-D average pooling needs the kernel inside the unpadded input)");
     int64_t o = floorDiv(in + 2 * p - d * (k - 1) - 1 + (ceilMode ? s - 1 : 0), s) + 1;
     // With ceil_mode the last window must start inside the input or its left padding.
     if (ceilMode && (o - 1) * s >= in + p)

@@ -231,6 +231,18 @@ TEST(InferPool, Errors) {
             "max_pool: padding=2 must be at most half of kernel_size=3 in spatial dim 2");
   EXPECT_EQ(infer(OpKind::AvgPool, {{1, 1, 9}}, {{"kernel_size", I(3)}, {"padding", I(2)}}),
             "avg_pool: padding=2 must be at most half of kernel_size=3 in spatial dim 2");
+  // Only 3-D average pooling wants the unpadded input to cover the kernel; 2-D takes the
+  // same sizes: floor((2 + 2 - 3)/1) + 1 = 2.
+  EXPECT_EQ(infer(OpKind::AvgPool, {{1, 1, 5, 2, 5}},
+                  {{"kernel_size", I(3)}, {"stride", I(1)}, {"padding", I(1)}}),
+            "avg_pool: input size 2 is smaller than kernel_size=3 in spatial dim 3 (3-D average "
+            "pooling needs the kernel inside the unpadded input)");
+  EXPECT_EQ(infer(OpKind::AvgPool, {{1, 1, 2, 5}},
+                  {{"kernel_size", I(3)}, {"stride", I(1)}, {"padding", I(1)}}),
+            "f32[1,1,2,5]");
+  EXPECT_EQ(infer(OpKind::MaxPool, {{1, 1, 5, 2, 5}},
+                  {{"kernel_size", I(3)}, {"stride", I(1)}, {"padding", I(1)}}),
+            "f32[1,1,5,2,5]");
   // floor((2 - 2 - 1)/3) + 1 = 0.
   EXPECT_EQ(infer(OpKind::MaxPool, {{1, 1, 2}}, {{"kernel_size", I(3)}}),
             "max_pool: output size 0 in spatial dim 2 (input 2, kernel 3, padding 0, dilation 1, "
