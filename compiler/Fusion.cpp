@@ -159,7 +159,8 @@ MatchResult matchNorm(const Context &ctx, int root, FusionGroup &g) {
   const Op &norm = ctx.op(consumer);
   // Only norms whose statistics are per (n, group of channels) fit the epilogue.
   if (!isStatsNorm(norm.kind))
-    return "epilogue ends at " + norm.name().str() + ", not group_norm or instance_norm";
+    return "epilogue stops at " + stop + "; " + norm.name().str() +
+           " is not group_norm or instance_norm";
   if (norm.operands[0].value != end)
     return ctx.name(end) + " is not the normalised operand";
   g.norm = consumer;
@@ -181,7 +182,8 @@ MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
     return why;
   const Op &norm = ctx.op(normIdx);
   if (!isStatsNorm(norm.kind))
-    return "epilogue ends at " + norm.name().str() + ", not group_norm or instance_norm";
+    return "epilogue stops at " + stop + "; " + norm.name().str() +
+           " is not group_norm or instance_norm";
   if (norm.operands[0].value != end)
     return ctx.name(end) + " is not the normalised operand";
   int redIdx = -1;
@@ -224,7 +226,7 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
     return why;
   const Op &norm = ctx.op(normIdx);
   if (norm.kind != OpKind::GroupNorm)
-    return "epilogue ends at " + norm.name().str() + ", not group_norm";
+    return "epilogue stops at " + stop + "; " + norm.name().str() + " is not group_norm";
   if (norm.operands[0].value != end)
     return ctx.name(end) + " is not the normalised operand";
   int64_t cols = yt.shape[1] / norm.getInt("groups");

@@ -1,0 +1,154 @@
+//===- tests/compiler/FusionTest.cpp - fusion decisions and the reasons behind them -===//
+#include "PlanSummary.h"
+
+#include "compiler/Canonicalize.h"
+#include "compiler/Epilogue.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+
+#include <gtest/gtest.h>
+
+using namespace sinter;
+
+namespace {
+
+Graph parseOne(const std::string &text) {
+  auto graphs = parseSir(text, "t.sir");
+  EXPECT_TRUE(bool(graphs)) << (graphs ? "" : llvm::toString(graphs.takeError()));
+  return graphs ? graphs->front() : Graph{};
+}
+
+std::string patterns(const Graph &g, const FusionResult &f) {
+  std::string s;
+  for (const FusionGroup &grp : f.groups) {
+    s += grp.pattern + "[";
+    for (int op : grp.ops())
+      s += " " + g.ops[op].name().str();
+    s += " ] ";
+  }
+  return s;
+}
+
+std::string why(const Graph &g, const FusionResult &f) {
+  std::string s;
+  for (const FusionRejection &r : f.rejections)
+    s += g.ops[r.op].name().str() + " " + r.pattern + ": " + r.reason + "\n";
+  return s;
+}
+
+TEST(Fusion, TwoConsumersEndTheEpilogue) {
+  Graph g = parseOne("graph g(%x: f32[2,4,9], %w: param f32[4,4,3]) { %y = conv(%x, %w) %r = "
+                     "relu(%y) %s = sigmoid(%r) %t = tanh(%r) %o = add(%s, %t) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu ] elementwise[ sigmoid tanh add ] ");
+  EXPECT_EQ(why(g, f), "conv conv+epilogue+norm+reduce: epilogue stops at %r has 2 consumers\n"
+                       "conv linear+epilogue+rownorm+reduce: the anchor is not linear\n"
+                       "conv conv+epilogue+norm+epilogue: epilogue stops at %r has 2 "
+                       "consumers\n");
+}
+
+TEST(Fusion, AReturnedIntermediateIsWrittenAndEndsTheChain) {
+  Graph g = parseOne("graph g(%x: f32[2,4,9], %w: param f32[4,4,3]) { %y = conv(%x, %w) %r = "
+                     "relu(%y) %n = group_norm(%r) {groups = 2} return %r, %n }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu ] norm+epilogue[ group_norm ] ");
+  EXPECT_NE(why(g, f).find("epilogue stops at %r is a graph result"), std::string::npos);
+}
+
+TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
+  Graph g = parseOne("graph g(%x: f32[3,5], %w: param f32[4,5], %z: f32[2,3,4]) { %y = "
+                     "linear(%x, %w) %o = add(%y, %z) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ linear ] elementwise[ add ] ");
+  EXPECT_EQ(why(g, f), "linear conv+epilogue+norm+reduce: the anchor is not a convolution\n"
+                       "linear linear+epilogue+rownorm+reduce: epilogue stops at add broadcasts "
+                       "%y to a larger shape; add is not group_norm\n"
+                       "linear conv+epilogue+norm+epilogue: the anchor is not a convolution\n");
+}
+
+TEST(Fusion, GemmRowNormNeedsGroupsThatFitATile) {
+  Graph g = parseOne("graph g(%x: f32[4,5], %w: param f32[200,5]) { %y = linear(%x, %w) %n = "
+                     "group_norm(%y) {groups = 2} %m = min(%n) {dims = [1]} return %m }");
+  FusionResult f = fuse(g);
+  EXPECT_NE(why(g, f).find("groups of 100 columns do not tile 128-wide GEMM blocks"),
+            std::string::npos);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ linear ] norm+epilogue[ group_norm ] "
+                            "reduction+epilogue[ min ] ");
+}
+
+TEST(Fusion, NormReduceNeedsWholeChannels) {
+  Graph g = parseOne("graph g(%x: f32[2,3,8,8], %w: param f32[4,3,3,3]) { %y = conv(%x, %w) %n = "
+                     "group_norm(%y) {groups = 2} %m = mean(%n) {dims = [3]} return %m }");
+  FusionResult f = fuse(g);
+  EXPECT_NE(why(g, f).find("mean must reduce all spatial dims (and optionally C)"),
+            std::string::npos);
+}
+
+TEST(Fusion, ElementwiseTreesInlineSingleUseProducersOfTheSameSize) {
+  Graph g = parseOne("graph g(%a: f32[4,6], %b: f32[6]) { %e = exp(%a) %s = add(%e, %b) %t = "
+                     "abs(%b) %u = mul(%s, %t) return %u }");
+  FusionResult f = fuse(g);
+  // abs(%b) has 6 elements, the tree 24: inlining it would compute it 4 times over.
+  EXPECT_EQ(patterns(g, f), "elementwise[ abs ] elementwise[ exp add mul ] ");
+}
+
+TEST(Canonicalize, DropoutScalarChainsAndDeadOps) {
+  Graph g = parseOne("graph g(%x: f32[4]) { %d = dropout(%x) %a = mul(%d, 2.0) %b = div(%a, 4.0) "
+                     "%c = add(%b, 1.0) %e = sub(%c, 3.0) %dead = exp(%x) return %e }");
+  EXPECT_TRUE(canonicalize(g));
+  EXPECT_EQ(printGraph(g), "graph g(%x: f32[4]) {\n"
+                           "  %b = mul(%x, 0.5) : f32[4]\n"
+                           "  %e = add(%b, -2.0) : f32[4]\n"
+                           "  return %e\n"
+                           "}\n");
+  EXPECT_FALSE(canonicalize(g));
+}
+
+TEST(Canonicalize, ConstantOnTheLeftOfSubIsNotFolded) {
+  Graph g = parseOne("graph g(%x: f32[4]) { %a = sub(1.0, %x) %b = sub(%a, 2.0) return %b }");
+  canonicalize(g);
+  EXPECT_EQ(g.ops.size(), 2u);
+}
+
+TEST(Epilogue, BroadcastOffsetsFollowTheOperandShape) {
+  IndexSpace conv = IndexSpace::conv({2, 8, 5, 7});
+  EXPECT_EQ(broadcastOffset(conv, {7}), "((sinter::i64)s % 7LL)");
+  EXPECT_EQ(broadcastOffset(conv, {8, 1, 1}), "(sinter::i64)c");
+  EXPECT_EQ(broadcastOffset(conv, {2, 8, 1, 1}), "(sinter::i64)n * 8LL + (sinter::i64)c");
+  EXPECT_EQ(broadcastOffset(conv, {5, 1}), "((sinter::i64)s / 7LL)");
+  EXPECT_EQ(broadcastOffset(conv, {1, 7}), "((sinter::i64)s % 7LL)");
+  IndexSpace flat = IndexSpace::flat({3, 4});
+  EXPECT_EQ(broadcastOffset(flat, {3, 1}), "((sinter::i64)i / 4LL)");
+  EXPECT_EQ(broadcastOffset(flat, {}), "0");
+  IndexSpace gemm = IndexSpace::gemm({5, 6});
+  EXPECT_EQ(broadcastOffset(gemm, {6}), "(sinter::i64)c");
+  EXPECT_EQ(broadcastOffset(gemm, {5, 1}), "(sinter::i64)n");
+}
+
+TEST(Codegen, TheSameGraphGivesTheSameSources) {
+  auto graphs = parseSirFile(std::string(SINTER_WORKLOADS_DIR) + "/s3_gemm_gn_min_bias.sir");
+  ASSERT_TRUE(bool(graphs));
+  auto a = runPipeline(graphs->front(), {});
+  auto b = runPipeline(graphs->front(), {});
+  ASSERT_TRUE(bool(a) && bool(b));
+  ASSERT_EQ(a->plan.kernels.size(), b->plan.kernels.size());
+  for (size_t i = 0; i < a->plan.kernels.size(); ++i)
+    EXPECT_EQ(a->plan.kernels[i].source.source, b->plan.kernels[i].source.source);
+}
+
+TEST(Codegen, KernelSourcesAreAPrologueAndOneInclude) {
+  auto graphs = parseSirFile(std::string(SINTER_WORKLOADS_DIR) + "/s0_convt3d_relu_gn.sir");
+  ASSERT_TRUE(bool(graphs));
+  auto r = runPipeline(graphs->front(), {});
+  ASSERT_TRUE(bool(r));
+  const std::string &src = r->plan.kernels[0].source.source;
+  EXPECT_NE(src.find("#define SINTER_KERNEL convt3d_relu_gn_k0_conv_transpose_relu_group_norm_stats"),
+            std::string::npos);
+  EXPECT_NE(src.find("namespace cfg {"), std::string::npos);
+  // relu comes from the op table's device expression.
+  EXPECT_NE(src.find("(x < 0.f ? 0.f : x)"), std::string::npos);
+  EXPECT_NE(src.find("#include \"conv_igemm.cuh\""), std::string::npos);
+  EXPECT_EQ(src.find("__global__"), std::string::npos) << "kernel bodies belong in templates";
+}
+
+} // namespace
