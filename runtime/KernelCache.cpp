@@ -12,6 +12,8 @@
 //===--------------------------------------------------------------------------------===//
 #include "runtime/KernelCache.h"
 
+#include "runtime/CacheFiles.h"
+
 #include "ir/Error.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -21,7 +23,6 @@
 #include "spdlog/spdlog.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,12 +31,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
+using namespace sinter::cachefs;
 
 namespace sinter {
 namespace {
@@ -46,145 +44,6 @@ void feed(llvm::SHA256 &h, llvm::StringRef tag, llvm::StringRef value) {
   std::string header = tag.str() + ":" + std::to_string(value.size()) + ":";
   h.update(header);
   h.update(value);
-}
-
-int64_t nowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t mtimeSeconds(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return -1;
-  return int64_t(st.st_mtime);
-}
-
-int64_t fileSize(const std::string &path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    return -1;
-  return int64_t(st.st_size);
-}
-
-std::optional<std::string> readWholeFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-llvm::Error writeFileSynced(const std::string &path, llvm::StringRef data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return makeError("cannot create " + path + ": " + std::strerror(errno));
-  const char *p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      int e = errno;
-      ::close(fd);
-      return makeError("cannot write " + path + ": " + std::strerror(e));
-    }
-    p += n;
-    left -= size_t(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    return makeError("cannot sync " + path + ": " + std::strerror(errno));
-  return llvm::Error::success();
-}
-
-void fsyncPath(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
-std::string randomHex() {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^ (uint64_t(::getpid()) << 32)};
-  return llvm::utohexstr(rng(), /*LowerCase=*/true);
-}
-
-bool isHexKey(llvm::StringRef s) {
-  return s.size() == 64 &&
-         llvm::all_of(s, [](char c) { return llvm::isHexDigit(c) && !(c >= 'A' && c <= 'F'); });
-}
-
-/// An exclusive flock on `<dir>/.lock` for the life of the object.
-class CacheLock {
-public:
-  explicit CacheLock(const std::string &dir) {
-    fd_ = ::open((dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0)
-      while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
-      }
-  }
-  ~CacheLock() {
-    if (fd_ >= 0) {
-      ::flock(fd_, LOCK_UN);
-      ::close(fd_);
-    }
-  }
-  CacheLock(const CacheLock &) = delete;
-  CacheLock &operator=(const CacheLock &) = delete;
-
-private:
-  int fd_ = -1;
-};
-
-/// What eviction needs of an entry, read with stat() alone.
-struct EntryStat {
-  std::string key;
-  int64_t bytes = 0;
-  int64_t lastUsed = 0;
-};
-
-/// Every entry's size and last use, from stat() alone: cheap enough to run after each store.
-std::vector<EntryStat> scanEntries(const std::string &dir) {
-  std::vector<EntryStat> out;
-  std::error_code ec;
-  for (const auto &shard : fs::directory_iterator(dir, ec)) {
-    if (shard.path().filename().string().size() != 2)
-      continue;
-    for (const auto &entry : fs::directory_iterator(shard.path(), ec)) {
-      std::string key = entry.path().filename().string();
-      if (!isHexKey(key))
-        continue;
-      EntryStat e{key, 0, 0};
-      for (const auto &f : fs::directory_iterator(entry.path(), ec))
-        e.bytes += int64_t(f.file_size(ec));
-      std::string base = entry.path().string();
-      e.lastUsed = mtimeSeconds(base + "/hits");
-      if (e.lastUsed < 0)
-        e.lastUsed = mtimeSeconds(base + "/meta.json");
-      out.push_back(std::move(e));
-    }
-  }
-  return out;
-}
-
-json launchToJson(const LaunchConfig &l) {
-  return {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-          {"block", {l.block[0], l.block[1], l.block[2]}},
-          {"shared_bytes", l.sharedBytes}};
-}
-
-LaunchConfig launchFromJson(const json &j) {
-  LaunchConfig l;
-  for (int i = 0; i < 3; ++i) {
-    l.grid[i] = j.at("grid").at(i).get<unsigned>();
-    l.block[i] = j.at("block").at(i).get<unsigned>();
-  }
-  l.sharedBytes = j.at("shared_bytes").get<unsigned>();
-  return l;
 }
 
 } // namespace
@@ -274,61 +133,11 @@ bool KernelCache::removeEntryDir(llvm::StringRef key) const {
   return true;
 }
 
-/// Reads meta.json into `info` (and the live hit count and last use); returns why it failed.
-static std::string readInfo(const std::string &path, llvm::StringRef key, CacheEntryInfo &info) {
-  auto text = readWholeFile(path + "/meta.json");
-  if (!text)
-    return "meta.json is missing";
-  try {
-    json j = json::parse(*text);
-    info.key = j.at("key").get<std::string>();
-    if (info.key != key)
-      return "meta.json names key " + info.key;
-    info.kernelName = j.at("kernel").get<std::string>();
-    info.templateName = j.at("template").get<std::string>();
-    info.graphName = j.at("graph").get<std::string>();
-    info.group = j.at("group").get<std::string>();
-    info.arch = j.at("arch").get<std::string>();
-    info.nvrtcVersion = j.at("nvrtc_version").get<std::string>();
-    info.codegenVersion = j.at("codegen_version").get<std::string>();
-    info.options = j.at("options").get<std::vector<std::string>>();
-    info.launch = launchFromJson(j.at("launch"));
-    const json &r = j.at("resources");
-    info.resources.registers = r.at("registers").get<int>();
-    info.resources.sharedBytes = r.at("shared_bytes").get<int>();
-    info.resources.spillStoreBytes = r.at("spill_store_bytes").get<int>();
-    info.resources.spillLoadBytes = r.at("spill_load_bytes").get<int>();
-    info.resources.stackFrameBytes = r.at("stack_frame_bytes").get<int>();
-    info.compileSeconds = j.at("compile_seconds").get<double>();
-    info.cubinBytes = j.at("cubin_bytes").get<int64_t>();
-    info.cubinSha256 = j.at("cubin_sha256").get<std::string>();
-    info.sourceSha256 = j.at("source_sha256").get<std::string>();
-    info.created = j.at("created").get<int64_t>();
-  } catch (const json::exception &e) {
-    // nlohmann prefixes "[json.exception.parse_error.101] "; the rest is the message.
-    std::string what = e.what();
-    if (size_t close = what.find("] ");
-        what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
-      what = what.substr(close + 2);
-    return "meta.json is malformed (" + what + ")";
-  }
-  int64_t hits = fileSize(path + "/hits");
-  info.hits = hits < 0 ? 0 : hits;
-  int64_t used = mtimeSeconds(path + "/hits");
-  info.lastUsed = used < 0 ? info.created : used;
-  info.diskBytes = 0;
-  std::error_code ec;
-  for (const auto &f : fs::directory_iterator(path, ec))
-    if (f.is_regular_file(ec))
-      info.diskBytes += int64_t(f.file_size(ec));
-  return {};
-}
-
 std::string KernelCache::check(llvm::StringRef key, CacheEntryInfo *infoOut, std::string *cubinOut,
                                std::string *sourceOut) const {
   std::string path = entryDir(key);
   CacheEntryInfo info;
-  if (std::string why = readInfo(path, key, info); !why.empty())
+  if (std::string why = readEntryInfo(path, key, info); !why.empty())
     return why;
   auto cubin = readWholeFile(path + "/kernel.cubin");
   if (!cubin)
@@ -472,207 +281,6 @@ llvm::Error KernelCache::store(const CompiledKernel &k, llvm::StringRef graphNam
         total -= e.bytes;
     }
   }
-  return llvm::Error::success();
-}
-
-std::vector<CacheEntryInfo> KernelCache::list() const {
-  std::vector<CacheEntryInfo> out;
-  std::error_code ec;
-  for (const auto &shard : fs::directory_iterator(dir_, ec)) {
-    std::string shardName = shard.path().filename().string();
-    if (shardName.size() != 2 || !shard.is_directory(ec))
-      continue;
-    for (const auto &entry : fs::directory_iterator(shard.path(), ec)) {
-      std::string key = entry.path().filename().string();
-      if (!isHexKey(key))
-        continue;
-      CacheEntryInfo info;
-      if (readInfo(entry.path().string(), key, info).empty())
-        out.push_back(std::move(info));
-    }
-  }
-  llvm::sort(out, [](const CacheEntryInfo &a, const CacheEntryInfo &b) {
-    return a.lastUsed != b.lastUsed ? a.lastUsed > b.lastUsed : a.key < b.key;
-  });
-  return out;
-}
-
-llvm::Expected<std::string> KernelCache::resolve(llvm::StringRef prefix) const {
-  std::string p = prefix.lower();
-  if (p.empty() || p.size() > 64 || !llvm::all_of(p, llvm::isHexDigit))
-    return makeError("'" + prefix + "' is not a cache key (expected hex digits)");
-  std::vector<std::string> matches;
-  std::error_code ec;
-  for (const auto &shard : fs::directory_iterator(dir_, ec)) {
-    std::string shardName = shard.path().filename().string();
-    if (shardName.size() != 2 || !llvm::StringRef(p).startswith(shardName.substr(0, p.size())))
-      continue;
-    for (const auto &entry : fs::directory_iterator(shard.path(), ec)) {
-      std::string key = entry.path().filename().string();
-      if (isHexKey(key) && llvm::StringRef(key).startswith(p))
-        matches.push_back(key);
-    }
-  }
-  if (matches.empty())
-    return makeError("no cache entry matches '" + prefix + "'");
-  if (matches.size() > 1)
-    return makeError("key prefix '" + prefix + "' is ambiguous (" + std::to_string(matches.size()) +
-                     " entries)");
-  return matches.front();
-}
-
-llvm::Expected<CacheEntryInfo> KernelCache::info(llvm::StringRef key) const {
-  CacheEntryInfo info;
-  if (!isHexKey(key) || !fs::exists(entryDir(key)))
-    return makeError("no cache entry " + key);
-  if (std::string why = readInfo(entryDir(key), key, info); !why.empty())
-    return makeError("cache entry " + key + " is corrupt: " + why);
-  return info;
-}
-
-llvm::Expected<std::string> KernelCache::source(llvm::StringRef key) const {
-  if (!isHexKey(key) || !fs::exists(entryDir(key)))
-    return makeError("no cache entry " + key);
-  auto text = readWholeFile(entryDir(key) + "/kernel.cu");
-  if (!text)
-    return makeError("cache entry " + key + " is corrupt: kernel.cu is missing");
-  return *text;
-}
-
-CacheStats KernelCache::stats() const {
-  CacheStats s;
-  for (const CacheEntryInfo &e : list()) {
-    ++s.entries;
-    s.bytes += e.diskBytes;
-    ++s.entriesPerArch[e.arch];
-  }
-  if (auto text = readWholeFile(dir_ + "/stats.json")) {
-    try {
-      json j = json::parse(*text);
-      s.hits = j.value("hits", int64_t(0));
-      s.misses = j.value("misses", int64_t(0));
-    } catch (const json::exception &) {
-      // A damaged stats.json only loses counters; flushStats rewrites it.
-    }
-  }
-  s.hits += hits_;
-  s.misses += misses_;
-  return s;
-}
-
-void KernelCache::flushStats() {
-  int64_t h = hits_.exchange(0), m = misses_.exchange(0);
-  if (h == 0 && m == 0)
-    return;
-  CacheLock lock(dir_);
-  json j = json::object();
-  if (auto text = readWholeFile(dir_ + "/stats.json")) {
-    try {
-      j = json::parse(*text);
-    } catch (const json::exception &) {
-      j = json::object();
-    }
-  }
-  if (!j.is_object())
-    j = json::object();
-  j["hits"] = j.value("hits", int64_t(0)) + h;
-  j["misses"] = j.value("misses", int64_t(0)) + m;
-  if (!j.contains("created"))
-    j["created"] = nowSeconds();
-  std::string tmp = dir_ + "/.stats-" + std::to_string(::getpid()) + "-" + randomHex();
-  if (auto err = writeFileSynced(tmp, j.dump(2) + "\n")) {
-    spdlog::warn("kernel cache: {}", llvm::toString(std::move(err)));
-    return;
-  }
-  if (::rename(tmp.c_str(), (dir_ + "/stats.json").c_str()) != 0)
-    ::unlink(tmp.c_str());
-}
-
-std::vector<CorruptEntry> KernelCache::verify(bool fix) {
-  std::vector<CorruptEntry> out;
-  std::error_code ec;
-  std::vector<std::string> keys;
-  for (const auto &shard : fs::directory_iterator(dir_, ec))
-    if (shard.path().filename().string().size() == 2)
-      for (const auto &entry : fs::directory_iterator(shard.path(), ec))
-        if (isHexKey(entry.path().filename().string()))
-          keys.push_back(entry.path().filename().string());
-  llvm::sort(keys);
-  for (const std::string &key : keys) {
-    std::string why = check(key, nullptr, nullptr, nullptr);
-    if (why.empty())
-      continue;
-    CorruptEntry c{key, why, false};
-    if (fix) {
-      CacheLock lock(dir_);
-      c.removed = removeEntryDir(key);
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-llvm::Error KernelCache::remove(llvm::StringRef key) {
-  if (!isHexKey(key) || !fs::exists(entryDir(key)))
-    return makeError("no cache entry " + key);
-  CacheLock lock(dir_);
-  removeEntryDir(key);
-  return llvm::Error::success();
-}
-
-GcResult KernelCache::gc(std::optional<uint64_t> maxBytes, std::optional<int64_t> olderThan) {
-  CacheLock lock(dir_);
-  GcResult r;
-  int64_t now = nowSeconds();
-  std::vector<CacheEntryInfo> entries = list();
-  // Oldest first, so the size bound removes the least recently used.
-  std::reverse(entries.begin(), entries.end());
-  int64_t total = 0;
-  for (const CacheEntryInfo &e : entries)
-    total += e.diskBytes;
-  for (const CacheEntryInfo &e : entries) {
-    bool tooOld = olderThan && now - e.lastUsed > *olderThan;
-    bool overSize = maxBytes && uint64_t(total) > *maxBytes;
-    if ((tooOld || overSize) && removeEntryDir(e.key)) {
-      ++r.removedEntries;
-      r.freedBytes += e.diskBytes;
-      total -= e.diskBytes;
-      continue;
-    }
-    ++r.remainingEntries;
-  }
-  r.remainingBytes = total;
-  // Temporary and trash directories left by crashed processes (an hour is far longer than
-  // any publish takes).
-  std::error_code ec;
-  for (const auto &shard : fs::directory_iterator(dir_, ec)) {
-    if (shard.path().filename().string().size() != 2)
-      continue;
-    for (const auto &entry : fs::directory_iterator(shard.path(), ec)) {
-      llvm::StringRef name = entry.path().filename().native();
-      if ((name.startswith(".tmp-") || name.startswith(".trash-")) &&
-          now - mtimeSeconds(entry.path().string()) > 3600)
-        fs::remove_all(entry.path(), ec);
-    }
-  }
-  return r;
-}
-
-llvm::Error KernelCache::clear() {
-  CacheLock lock(dir_);
-  std::error_code ec;
-  std::vector<fs::path> shards;
-  for (const auto &shard : fs::directory_iterator(dir_, ec))
-    if (shard.path().filename().string().size() == 2 && shard.is_directory(ec))
-      shards.push_back(shard.path());
-  for (const fs::path &p : shards) {
-    fs::remove_all(p, ec);
-    if (ec)
-      return makeError("kernel cache: cannot remove " + p.string() + ": " + ec.message());
-  }
-  fs::remove(dir_ + "/stats.json", ec);
-  hits_ = 0;
-  misses_ = 0;
   return llvm::Error::success();
 }
 
