@@ -18,11 +18,12 @@ bool isIdentStart(char c) { return llvm::isAlpha(c) || c == '_'; }
 bool isIdentChar(char c) { return llvm::isAlnum(c) || c == '_'; }
 bool isValueChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; }
 
-/// A character as an error message shows it: printable ones quoted, others in hex.
-std::string showChar(char c) {
+/// The message for a character that starts no token.
+std::string unexpected(char c) {
   if (llvm::isPrint(c))
-    return std::string("'") + c + "'";
-  return "byte 0x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true);
+    return std::string("unexpected character '") + c + "'";
+  return "unexpected byte 0x" + llvm::utohexstr(static_cast<unsigned char>(c), /*LowerCase=*/true) +
+         " (outside comments and strings only ASCII is allowed)";
 }
 
 } // namespace
@@ -225,7 +226,7 @@ Token Lexer::next() {
     break;
   default:
     ++pos_;
-    return error(loc, "unexpected character " + showChar(c));
+    return error(loc, unexpected(c));
   }
   ++pos_;
   return make(kind, begin, loc);

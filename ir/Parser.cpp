@@ -288,13 +288,11 @@ bool Parser::parseStatement(Graph &graph) {
     }
   }
   consume(); // ')'
-  // Operand counts (and the all-or-none rule of the norms) are checked by inferOpType
-  // below, with the same words as for a graph built in C++; the location is the op's.
   if (tok_.is(TokenKind::LBrace) && parseAttrs(op))
     return true;
-  for (const AttrSpec &spec : info.attrs)
-    if (spec.required && !op.hasAttr(spec.name))
-      return fail(op.loc, info.name + ": missing required attribute '" + spec.name + "'");
+  // Operand counts (with the all-or-none rule of the norms) and required attributes are
+  // checked by inferOpType below, in the same words as for a graph built in C++; the error
+  // points at the op's name.
 
   std::optional<TensorType> declared;
   SourceLoc declaredLoc;

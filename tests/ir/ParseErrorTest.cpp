@@ -69,6 +69,11 @@ TEST(ParseError, ShapeErrorFromInferenceIsLocatedAtTheOpName) {
 }
 
 TEST(ParseError, BadTokens) {
+  EXPECT_EQ(firstLine(oneOp("%y = relu(%x) \xe2\x80\x94 note")),
+            "t.sir:2:17: unexpected byte 0xe2 (outside comments and strings only ASCII is "
+            "allowed)");
+  EXPECT_EQ(firstLine(oneOp("%y = relu(%x) # \xe2\x80\x94 a comment may hold any text")),
+            "<no error>");
   EXPECT_EQ(firstLine(oneOp("%y = group_norm(%x) {groups = 2, eps = 1e}")),
             "t.sir:2:42: malformed number '1e'");
   EXPECT_EQ(firstLine(oneOp("%y = gelu(%x) {approximate = \"tanh}")),
