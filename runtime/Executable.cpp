@@ -99,6 +99,8 @@ llvm::Error Executable::init() {
 
 Executable::~Executable() {
   const DriverApi &api = gpu_.api;
+  if (graphExec_)
+    api.cuGraphExecDestroy(graphExec_);
   if (workspace_)
     api.cuMemFree(workspace_);
   for (CUmodule m : modules_)
@@ -150,10 +152,14 @@ llvm::Error Executable::resolve(const Bindings &bindings, std::vector<CUdevicept
 }
 
 llvm::Error Executable::run(const Bindings &bindings, CUstream stream) {
-  const DriverApi &api = gpu_.api;
   std::vector<CUdeviceptr> addr;
   if (auto err = resolve(bindings, addr))
     return err;
+  return enqueue(addr, stream);
+}
+
+llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream stream) {
+  const DriverApi &api = gpu_.api;
   for (const Step &st : plan_.steps) {
     switch (st.kind) {
     case Step::Kind::Fill: {
@@ -181,6 +187,50 @@ llvm::Error Executable::run(const Bindings &bindings, CUstream stream) {
     }
   }
   return llvm::Error::success();
+}
+
+llvm::Error Executable::captureGraph(const Bindings &bindings, CUstream stream) {
+  const DriverApi &api = gpu_.api;
+  if (!api.cuStreamBeginCapture || !api.cuStreamEndCapture || !api.cuGraphInstantiate ||
+      !api.cuGraphLaunch || !api.cuGraphExecDestroy || !api.cuGraphDestroy)
+    return makeError("captureGraph: this CUDA driver cannot capture graphs");
+  if (!stream)
+    return makeError("captureGraph: '" + plan_.graphName +
+                     "' needs a stream of its own, not the default stream");
+  // Bindings are checked before capture: the address-range queries are not stream work.
+  std::vector<CUdeviceptr> addr;
+  if (auto err = resolve(bindings, addr))
+    return err;
+  std::string what = "capturing '" + plan_.graphName + "' as a CUDA graph";
+  if (auto err = cuCheck(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED), what))
+    return err;
+  llvm::Error enqueued = enqueue(addr, stream);
+  CUgraph graph = nullptr;
+  // End the capture whatever happened, so the stream is usable again.
+  CUresult ended = api.cuStreamEndCapture(stream, &graph);
+  if (enqueued) {
+    if (graph)
+      api.cuGraphDestroy(graph);
+    return enqueued;
+  }
+  if (auto err = cuCheck(ended, what))
+    return err;
+  CUgraphExec exec = nullptr;
+  CUresult made = api.cuGraphInstantiate(&exec, graph, 0);
+  api.cuGraphDestroy(graph);
+  if (auto err = cuCheck(made, "instantiating the CUDA graph of '" + plan_.graphName + "'"))
+    return err;
+  if (graphExec_)
+    api.cuGraphExecDestroy(graphExec_);
+  graphExec_ = exec;
+  return llvm::Error::success();
+}
+
+llvm::Error Executable::launchGraph(CUstream stream) {
+  if (!graphExec_)
+    return makeError("launchGraph: no graph captured for '" + plan_.graphName + "'");
+  return cuCheck(gpu_.api.cuGraphLaunch(graphExec_, stream),
+                 "launching the CUDA graph of '" + plan_.graphName + "'");
 }
 
 namespace {
@@ -267,7 +317,7 @@ llvm::Expected<TensorMap> Executable::runHost(const TensorMap &tensors) {
 }
 
 llvm::Expected<std::vector<float>> Executable::time(const Bindings &bindings, int iterations,
-                                                    int warmup) {
+                                                    int warmup, bool useGraph) {
   const DriverApi &api = gpu_.api;
   StreamGuard stream{api, nullptr};
   if (auto err =
@@ -280,15 +330,21 @@ llvm::Expected<std::vector<float>> Executable::time(const Bindings &bindings, in
     api.cuEventDestroy(start);
     return err;
   }
+  auto once = [&]() -> llvm::Error {
+    return useGraph ? launchGraph(stream.stream) : run(bindings, stream.stream);
+  };
   auto body = [&]() -> llvm::Expected<std::vector<float>> {
+    if (useGraph)
+      if (auto err = captureGraph(bindings, stream.stream))
+        return err;
     for (int i = 0; i < warmup; ++i)
-      if (auto err = run(bindings, stream.stream))
+      if (auto err = once())
         return err;
     std::vector<float> ms;
     for (int i = 0; i < iterations; ++i) {
       if (auto err = cuCheck(api.cuEventRecord(start, stream.stream), "recording an event"))
         return err;
-      if (auto err = run(bindings, stream.stream))
+      if (auto err = once())
         return err;
       if (auto err = cuCheck(api.cuEventRecord(stop, stream.stream), "recording an event"))
         return err;

@@ -48,9 +48,19 @@ public:
   /// outputs. f32 buffers only.
   llvm::Expected<TensorMap> runHost(const TensorMap &tensors);
 
-  /// Runs `iterations` times on a fresh stream after `warmup` runs; milliseconds per run,
-  /// one value per iteration.
-  llvm::Expected<std::vector<float>> time(const Bindings &bindings, int iterations, int warmup = 3);
+  /// Records one run with `bindings` into a CUDA graph (the addresses are baked in) for
+  /// replay with launchGraph; a later capture replaces it. Capture needs a stream of its
+  /// own, not the legacy default stream.
+  llvm::Error captureGraph(const Bindings &bindings, CUstream stream);
+  /// Replays the captured graph on `stream`.
+  llvm::Error launchGraph(CUstream stream);
+  bool hasGraph() const { return graphExec_ != nullptr; }
+
+  /// Runs `iterations` times on a fresh stream after `warmup` runs (with `useGraph`, as one
+  /// captured CUDA graph, which replaces any earlier capture); milliseconds per run, one
+  /// value per iteration.
+  llvm::Expected<std::vector<float>> time(const Bindings &bindings, int iterations, int warmup = 3,
+                                          bool useGraph = false);
 
   const ExecutablePlan &plan() const { return plan_; }
   const std::vector<CompiledKernel> &kernels() const { return cubins_; }
@@ -62,6 +72,8 @@ private:
   llvm::Error init();
   /// The address of every buffer for this run, or an error naming the binding at fault.
   llvm::Error resolve(const Bindings &bindings, std::vector<CUdeviceptr> &addr) const;
+  /// Enqueues every step on `stream` with buffer addresses `addr`.
+  llvm::Error enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream stream);
 
   GpuContext &gpu_;
   ExecutablePlan plan_;
@@ -71,6 +83,7 @@ private:
   CUdeviceptr workspace_ = 0;
   int64_t workspaceBytes_ = 0;
   std::vector<int64_t> workspaceOffset_; ///< per buffer; -1 unless allocated workspace
+  CUgraphExec graphExec_ = nullptr;
 };
 
 } // namespace sinter

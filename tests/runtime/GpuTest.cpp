@@ -263,3 +263,35 @@ TEST(Gpu, BundleRunsWithoutNvrtc) {
   EXPECT_EQ(llvm::toString(refused.takeError()),
             "bundle '" + other + "' was built for " + wrong + " but the GPU is " + arch);
 }
+
+TEST(Gpu, CapturedGraphReplaysWithNewData) {
+  SINTER_REQUIRE_GPU();
+  auto exe = buildAxpy();
+  ASSERT_TRUE(bool(exe)) << llvm::toString(exe.takeError());
+  const DriverApi &api = gpu()->api;
+  DeviceBuffer x(kN * 4), y(kN * 4);
+  Bindings b = {{"x", x.ptr}, {"y", y.ptr}};
+  EXPECT_EQ(llvm::toString((*exe)->launchGraph(nullptr)),
+            "launchGraph: no graph captured for 'tiny'");
+  EXPECT_EQ(llvm::toString((*exe)->captureGraph(b, nullptr)),
+            "captureGraph: 'tiny' needs a stream of its own, not the default stream");
+  CUstream stream = nullptr;
+  ASSERT_FALSE(bool(cuCheck(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "stream")));
+  ASSERT_FALSE(bool((*exe)->captureGraph(b, stream)));
+  EXPECT_TRUE((*exe)->hasGraph());
+  for (float offset : {0.0f, 17.5f}) {
+    std::vector<float> hx(kN), hy(kN);
+    for (int i = 0; i < kN; ++i)
+      hx[i] = float(i) * 0.5f + offset;
+    ASSERT_FALSE(bool(cuCheck(api.cuMemcpyHtoD(x.ptr, hx.data(), kN * 4), "upload")));
+    ASSERT_FALSE(bool((*exe)->launchGraph(stream)));
+    ASSERT_FALSE(bool(cuCheck(api.cuStreamSynchronize(stream), "sync")));
+    ASSERT_FALSE(bool(cuCheck(api.cuMemcpyDtoH(hy.data(), y.ptr, kN * 4), "download")));
+    for (int i = 0; i < kN; ++i)
+      ASSERT_EQ(hy[i], 2.0f * hx[i] + 1.0f) << "offset " << offset << " at " << i;
+  }
+  auto graphMs = (*exe)->time(b, 5, 2, /*useGraph=*/true);
+  ASSERT_TRUE(bool(graphMs)) << llvm::toString(graphMs.takeError());
+  EXPECT_EQ(graphMs->size(), 5u);
+  api.cuStreamDestroy(stream);
+}
