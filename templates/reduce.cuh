@@ -145,7 +145,21 @@ __device__ __forceinline__ void accumulate(Acc &s, const Buffers &b, Index base,
                                            long long r1, int lane, int lanes) {
   const float *__restrict__ x = slot<const float>(b, 0);
   const Load load{};
-  for (long long r = r0 + lane; r < r1; r += lanes) {
+  long long r = r0 + lane;
+  // Four loads in flight before the (serial, compensated) adds that use them.
+  for (; r + 3 * lanes < r1; r += 4 * lanes) {
+    Index idx[4];
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      idx[k] = base + redOffset(Index(r + k * lanes));
+      v[k] = __ldg(x + idx[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      add(s, load(v[k], i64(idx[k]), b));
+  }
+  for (; r < r1; r += lanes) {
     const Index idx = base + redOffset(Index(r));
     add(s, load(__ldg(x + idx), i64(idx), b));
   }

@@ -199,9 +199,10 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
     threads = team > 32 ? team : 256; // a team wider than a warp owns its block
     blocks = ceilDiv(outer, threads / team);
   } else {
-    // Enough warps per line to fill the GPU when there are few lines, never more than 8.
+    // Enough warps per line to fill the GPU when there are few lines, at most a 1024-thread
+    // block.
     const int64_t lines = outer * inner;
-    rows = std::clamp<int64_t>(nextPow2(ceilDiv(kTargetThreads, lines)), 1, 8);
+    rows = std::clamp<int64_t>(nextPow2(ceilDiv(kTargetThreads, lines)), 1, 32);
     while (rows > 1 && rows > D)
       rows /= 2;
     threads = 32 * rows;

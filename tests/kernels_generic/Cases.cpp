@@ -142,6 +142,14 @@ llvm::Error reduceCases(CaseList &list) {
       {"red_sum_size1_dim", {4, 1, 6}, {1}, K::Sum, true, "randn", "", 1e-6},
       {"red_max_nan", {64, 70}, {1}, K::Max, false, "randn_nan", "", 0},
       {"red_min_nan_outer", {70, 64}, {0}, K::Min, false, "randn_nan", "", 0},
+      {"red_mean_hw_big",
+       {64, 256, 3136},
+       {2},
+       K::Mean,
+       false,
+       "randn",
+       "torch.mean(t0, dim=2)",
+       1e-5},
   };
   for (const R &c : cases) {
     ReduceSpec s;
@@ -220,6 +228,7 @@ llvm::Error poolCases(CaseList &list) {
     Shape6 shape; // [N, C, spatial...]
     Shape6 k, s, p, d;
     bool ceil, countIncludePad, affine;
+    const char *bench = "";
   };
   const P cases[] = {
       {"maxpool2d_dil_pad_ceil",
@@ -274,6 +283,17 @@ llvm::Error poolCases(CaseList &list) {
        false,
        false},
       {"avgpool1d_cip", false, {3, 4, 19}, {5}, {2}, {2}, {1}, false, true, true},
+      {"maxpool2d_big",
+       true,
+       {32, 64, 112, 112},
+       {3, 3},
+       {2, 2},
+       {1, 1},
+       {1, 1},
+       false,
+       true,
+       false,
+       "F.max_pool2d(t0, 3, 2, 1)"},
   };
   for (const P &c : cases) {
     PoolSpec s;
@@ -307,7 +327,7 @@ llvm::Error poolCases(CaseList &list) {
         (c.max ? ""
                : std::string(", count_include_pad=") + (c.countIncludePad ? "True" : "False")) +
         ")" + (c.affine ? " * 2 + 1" : "");
-    if (auto err = list.add(c.name, emitPool(s), {in(0, c.shape), out(3, outShape)}, ref))
+    if (auto err = list.add(c.name, emitPool(s), {in(0, c.shape), out(3, outShape)}, ref, c.bench))
       return err;
   }
   return llvm::Error::success();
@@ -318,10 +338,12 @@ llvm::Error normCases(CaseList &list) {
     const char *name;
     int64_t N, C, L;
     bool affine;
+    const char *bench;
   };
-  const St stats[] = {{"stats_vec4", 2, 3, 1028, false},
-                      {"stats_odd_affine", 3, 5, 999, true},
-                      {"stats_split", 1, 4, int64_t(1) << 20, false}};
+  const St stats[] = {{"stats_vec4", 2, 3, 1028, false, ""},
+                      {"stats_odd_affine", 3, 5, 999, true, ""},
+                      {"stats_split", 1, 4, int64_t(1) << 20, false, ""},
+                      {"stats_s0_size", 16, 128, 39304, false, "torch.var_mean(t0, dim=2)"}};
   for (const St &c : stats) {
     ChannelStatsSpec s;
     s.kernelName = c.name;
@@ -336,7 +358,7 @@ llvm::Error normCases(CaseList &list) {
     if (auto err = list.add(
             c.name, emitChannelStats(s),
             {in(0, {c.N, c.C, c.L}, "randn", 2.0), {4, {c.N * c.C * 2}, "f64", "zero_each", 1.0}},
-            ref))
+            ref, c.bench))
       return err;
   }
   struct Ln {

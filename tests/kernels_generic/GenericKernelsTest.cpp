@@ -154,8 +154,12 @@ TEST(GenericKernels, SoftmaxPicksRowOrColumnMode) {
   k = emitOk(emitSoftmax(s));
   EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 1");
   EXPECT_EQ(constantLine(k.source, "kInner"), "kInner = 7");
-  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 8");
+  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 32"); // 28 lines: as many warps as fit
+  EXPECT_EQ(k.launch.block[0], 1024u);
   EXPECT_EQ(k.launch.grid[0], 1u);
+  s.shape = {4, 5, 7}; // a line shorter than the warps: no more rows than elements
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 4");
 }
 
 TEST(GenericKernels, ChannelStatsListsItsZeroedStatistics) {
