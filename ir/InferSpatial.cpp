@@ -283,6 +283,14 @@ llvm::Expected<TensorType> inferGroupNorm(const Ctx &c) {
   int64_t channels = x.shape[1];
   if (channels % groups != 0)
     return c.fail("groups=" + llvm::Twine(groups) + " does not divide C=" + llvm::Twine(channels));
+  // F.group_norm (_verify_batch_size) rejects groups of one element: N * C/groups * spatial
+  // must exceed 1.
+  int64_t perGroup = x.shape[0] * (channels / groups);
+  for (unsigned i = 2; i < x.rank(); ++i)
+    perGroup *= x.shape[i];
+  if (perGroup == 1)
+    return c.fail("expected more than 1 value per group, got x of shape " + shapeStr(x.shape) +
+                  " with groups=" + llvm::Twine(groups));
   if (llvm::Error e = expectShapes(c, 1, {"gamma", "beta"}, {channels}))
     return e;
   return x;

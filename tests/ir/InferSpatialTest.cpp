@@ -262,6 +262,11 @@ TEST(InferNorm, GroupNorm) {
             "group_norm: groups must be >= 1, got 0");
   EXPECT_EQ(infer(OpKind::GroupNorm, {{128}}, {{"groups", I(8)}}),
             "group_norm: expected x of rank >= 2, got rank 1");
+  // One element per group is rejected, as F.group_norm does (N * C/groups * spatial == 1).
+  EXPECT_EQ(infer(OpKind::GroupNorm, {{1, 4, 1}}, {{"groups", I(4)}}),
+            "group_norm: expected more than 1 value per group, got x of shape [1,4,1] with "
+            "groups=4");
+  EXPECT_EQ(infer(OpKind::GroupNorm, {{2, 4}}, {{"groups", I(4)}}), "f32[2,4]");
   EXPECT_EQ(infer(OpKind::GroupNorm, {{2, 128, 4}, {64}, {128}}, {{"groups", I(8)}}),
             "group_norm: expected gamma of shape [128], got [64]");
   EXPECT_EQ(infer(OpKind::GroupNorm, {{2, 128, 4}, {128}, {1, 128}}, {{"groups", I(8)}}),
