@@ -195,14 +195,13 @@ llvm::Expected<GpuContext &> gpu() {
   });
   if (!state.error.empty())
     return makeError(state.error);
-  // A context is current per thread; binding it on every call keeps worker threads simple.
-  thread_local CUcontext boundHere = nullptr;
+  // A context is current per thread, and other libraries on this thread may have made
+  // another one current since; asking the driver is a thread-local read.
   GpuContext &ctx = *state.ctx;
-  if (boundHere != ctx.context) {
+  CUcontext current = nullptr;
+  if (ctx.api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != ctx.context)
     if (auto err = cuCheck(ctx.api.cuCtxSetCurrent(ctx.context), "making the context current"))
       return err;
-    boundHere = ctx.context;
-  }
   return ctx;
 }
 

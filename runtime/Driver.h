@@ -35,6 +35,7 @@ namespace sinter {
   X(cuDeviceGetName)                                                                               \
   X(cuDeviceTotalMem)                                                                              \
   X(cuDevicePrimaryCtxRetain)                                                                      \
+  X(cuCtxGetCurrent)                                                                               \
   X(cuCtxSetCurrent)                                                                               \
   X(cuCtxSynchronize)                                                                              \
   X(cuModuleLoadData)                                                                              \

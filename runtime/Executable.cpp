@@ -24,6 +24,13 @@ struct BuffersArg {
 };
 static_assert(sizeof(CUdeviceptr) == sizeof(void *), "Buffers holds device pointers");
 
+/// Makes sinter's context current on the calling thread: modules and functions belong to
+/// it, so an Executable may be used from any thread.
+llvm::Error bindContext() {
+  auto ctx = gpu();
+  return ctx ? llvm::Error::success() : ctx.takeError();
+}
+
 std::string describe(const BufferSpec &b) {
   return std::string(bufferKindName(b.kind)) + " '" + b.name + "' (" + b.type.str() + ")";
 }
@@ -99,6 +106,7 @@ llvm::Error Executable::init() {
 
 Executable::~Executable() {
   const DriverApi &api = gpu_.api;
+  llvm::consumeError(bindContext());
   if (graphExec_)
     api.cuGraphExecDestroy(graphExec_);
   if (workspace_)
@@ -152,6 +160,8 @@ llvm::Error Executable::resolve(const Bindings &bindings, std::vector<CUdevicept
 }
 
 llvm::Error Executable::run(const Bindings &bindings, CUstream stream) {
+  if (auto err = bindContext())
+    return err;
   std::vector<CUdeviceptr> addr;
   if (auto err = resolve(bindings, addr))
     return err;
@@ -191,6 +201,8 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
 
 llvm::Error Executable::captureGraph(const Bindings &bindings, CUstream stream) {
   const DriverApi &api = gpu_.api;
+  if (auto err = bindContext())
+    return err;
   if (!api.cuStreamBeginCapture || !api.cuStreamEndCapture || !api.cuGraphInstantiate ||
       !api.cuGraphLaunch || !api.cuGraphExecDestroy || !api.cuGraphDestroy)
     return makeError("captureGraph: this CUDA driver cannot capture graphs");
@@ -229,6 +241,8 @@ llvm::Error Executable::captureGraph(const Bindings &bindings, CUstream stream) 
 llvm::Error Executable::launchGraph(CUstream stream) {
   if (!graphExec_)
     return makeError("launchGraph: no graph captured for '" + plan_.graphName + "'");
+  if (auto err = bindContext())
+    return err;
   return cuCheck(gpu_.api.cuGraphLaunch(graphExec_, stream),
                  "launching the CUDA graph of '" + plan_.graphName + "'");
 }
@@ -258,6 +272,8 @@ struct StreamGuard {
 
 llvm::Expected<TensorMap> Executable::runHost(const TensorMap &tensors) {
   const DriverApi &api = gpu_.api;
+  if (auto err = bindContext())
+    return err;
   for (const auto &[name, t] : tensors) {
     bool known = llvm::any_of(plan_.buffers, [&](const BufferSpec &b) {
       return b.name == name && b.aliasOf < 0 &&
@@ -298,8 +314,11 @@ llvm::Expected<TensorMap> Executable::runHost(const TensorMap &tensors) {
   if (auto err =
           cuCheck(api.cuStreamCreate(&stream.stream, CU_STREAM_NON_BLOCKING), "creating a stream"))
     return err;
-  if (auto err = run(bindings, stream.stream))
+  if (auto err = run(bindings, stream.stream)) {
+    // Work already queued may still use the buffers that are about to be freed.
+    api.cuStreamSynchronize(stream.stream);
     return err;
+  }
   if (auto err =
           cuCheck(api.cuStreamSynchronize(stream.stream), "running '" + plan_.graphName + "'"))
     return err;
@@ -319,6 +338,8 @@ llvm::Expected<TensorMap> Executable::runHost(const TensorMap &tensors) {
 llvm::Expected<std::vector<float>> Executable::time(const Bindings &bindings, int iterations,
                                                     int warmup, bool useGraph) {
   const DriverApi &api = gpu_.api;
+  if (auto err = bindContext())
+    return err;
   StreamGuard stream{api, nullptr};
   if (auto err =
           cuCheck(api.cuStreamCreate(&stream.stream, CU_STREAM_NON_BLOCKING), "creating a stream"))
