@@ -399,8 +399,14 @@ Val GraphBuilder::dropout(Val x, double p) {
 Val GraphBuilder::op(OpKind kind, llvm::ArrayRef<ValOrNumber> operands,
                      llvm::ArrayRef<Attr> attrs) {
   Op &op = start(kind, operands);
-  // Stored as given, bypassing setAttr's schema assertion: verifyGraph judges them.
-  op.attrs.append(attrs.begin(), attrs.end());
+  // Stored as given (defaults too), in schema order; names outside the schema are kept
+  // for verifyGraph to report.
+  for (const Attr &a : attrs) {
+    if (op.info().findAttr(a.name) && !op.hasAttr(a.name))
+      op.setAttr(a.name, a.value);
+    else
+      op.attrs.push_back(a);
+  }
   return finish();
 }
 

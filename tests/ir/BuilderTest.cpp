@@ -32,7 +32,7 @@ TEST(BuilderWorkloads, S0ConvTranspose3dReluGroupNorm) {
   Val x = b.input("x", {16, 64, 32, 32, 32});
   Val w = b.param("w", {64, 128, 3, 3, 3});
   Val gamma = b.param("gamma", {128}), beta = b.param("beta", {128});
-  Val y = b.conv_transpose(x, w, {.stride = {1}, .padding = {0}}).name("y");
+  Val y = b.conv_transpose(x, w, {.stride = {1}, .padding = {0}, .groups = 1}).name("y");
   Val r = b.relu(y).name("r");
   b.output(b.group_norm(r, gamma, beta, {.groups = 8, .eps = 1e-5}).name("o"));
   EXPECT_EQ(resultOf(b), "f32[16,128,34,34,34]");
@@ -374,6 +374,18 @@ TEST(BuilderErrors, GraphLevelMistakes) {
   Val gx = generic.input("x", {2});
   generic.output(generic.op(OpKind::Relu, {gx}, {Attr{"alpha", 1.0}}));
   EXPECT_EQ(resultOf(generic), "%t0: relu: unknown attribute 'alpha'");
+
+  // The generic method keeps attributes in schema order, defaults included.
+  GraphBuilder ordered("g");
+  Val ox = ordered.input("x", {1, 1, 8});
+  ordered.output(ordered.op(OpKind::MaxPool, {ox},
+                            {Attr{"ceil_mode", false}, Attr{"kernel_size", int64_t(2)}}));
+  llvm::Expected<Graph> og = ordered.build();
+  ASSERT_TRUE(bool(og)) << llvm::toString(og.takeError());
+  ASSERT_EQ(og->ops[0].attrs.size(), 2u);
+  EXPECT_EQ(og->ops[0].attrs[0].name, "kernel_size");
+  EXPECT_EQ(og->ops[0].attrs[1].name, "ceil_mode");
+  EXPECT_EQ(og->type(og->results[0]).str(), "f32[1,1,4]");
 }
 
 } // namespace
