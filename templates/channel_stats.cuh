@@ -15,8 +15,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using sinter::i64;
   static_assert(cfg::kSplit * cfg::kChunk >= cfg::kL, "the chunks cover the plane");
   static_assert(cfg::kN * cfg::kC >= 1, "at least one plane");

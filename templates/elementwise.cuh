@@ -10,8 +10,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using sinter::i64;
   static_assert(cfg::kVec == 1 || (cfg::kVec == 4 && cfg::kNumel % 4 == 0),
                 "vector width must divide the element count");

@@ -38,8 +38,7 @@ __device__ __forceinline__ float teamSum(float v) {
 
 } // namespace sinter::layernorm
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using namespace sinter::layernorm;
   using sinter::i64;
   constexpr int kTeams = cfg::kThreads / cfg::kTeam;

@@ -16,8 +16,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using sinter::i64;
   constexpr i64 kOutPlane = cfg::kOut[0] * cfg::kOut[1] * cfg::kOut[2];
   constexpr i64 kInPlane = cfg::kIn[0] * cfg::kIn[1] * cfg::kIn[2];

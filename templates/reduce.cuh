@@ -34,12 +34,8 @@ namespace sinter::reduce {
 
 enum : int { kSum = 0, kMean = 1, kMax = 2, kMin = 3, kLogSumExp = 4 };
 
-template <bool Small> struct IndexType {
-  using T = long long;
-};
-template <> struct IndexType<true> {
-  using T = unsigned;
-};
+template <bool Small> struct IndexType { using T = long long; };
+template <> struct IndexType<true> { using T = unsigned; };
 using Index = typename IndexType<cfg::kSmallIndex>::T;
 
 /// The partial state of one output: sum and Kahan compensation (sum, mean), the running
@@ -196,8 +192,7 @@ __device__ __forceinline__ void finish(const Buffers &b, long long o, Acc s) {
 
 } // namespace sinter::reduce
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using namespace sinter::reduce;
   static_assert(cfg::kMode != 0 || cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam,
                 "a team wider than a warp owns its block");

@@ -84,8 +84,7 @@ __device__ __forceinline__ void line(const Buffers &b, long long base, long long
 
 } // namespace sinter::softmax
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads)
-    SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
   using namespace sinter::softmax;
   static_assert(cfg::kMode != 0 || cfg::kInner == 1, "row mode reads contiguous rows");
   static_assert(cfg::kMode != 0 || cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam,
