@@ -16,7 +16,7 @@
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kHasBias, kStoreOutput,
-// kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMath; struct Epilogue.
+// kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -52,6 +52,9 @@ constexpr int kAStage = cfg::kBK * kAStride;
 constexpr int kBStage = cfg::kBN * kBStride;
 constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
 constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
+// 3xTF32 is meant to be fp32-accurate: each k tile is accumulated from zero and then added
+// to the running sum, so that rounding error does not grow with the whole reduction depth.
+constexpr bool kTwoLevel = cfg::kMath == sinter::mma::kMathTf32x3;
 
 static_assert(kThreads % cfg::kBM == 0, "A loader: whole rows of m per pass");
 static_assert(kThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
@@ -78,7 +81,7 @@ __device__ __forceinline__ unsigned tapMask(int base) {
 
 } // namespace conv_igemm
 
-extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBlocks)
     SINTER_KERNEL(const sinter::Buffers b) {
   using namespace conv_igemm;
   namespace mma = sinter::mma;
@@ -203,8 +206,28 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, 1)
       loadTile(next, next % cfg::kStages);
     mma::cpAsyncCommit();
     const int st = kt % cfg::kStages;
-    mma::warpTileStep<kMI, kNI, cfg::kBK, 1, kAStride, kBStride, 1, cfg::kMath>(
-        acc, As + st * kAStage + wm, Bs + st * kBStage + wn * kBStride, lane);
+    if constexpr (kTwoLevel) {
+      float part[kMI][kNI][4];
+#pragma unroll
+      for (int i = 0; i < kMI; ++i)
+#pragma unroll
+        for (int j = 0; j < kNI; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            part[i][j][r] = 0.f;
+      mma::warpTileStep<kMI, kNI, cfg::kBK, 1, kAStride, kBStride, 1, cfg::kMath>(
+          part, As + st * kAStage + wm, Bs + st * kBStage + wn * kBStride, lane);
+#pragma unroll
+      for (int i = 0; i < kMI; ++i)
+#pragma unroll
+        for (int j = 0; j < kNI; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][j][r] += part[i][j][r];
+    } else {
+      mma::warpTileStep<kMI, kNI, cfg::kBK, 1, kAStride, kBStride, 1, cfg::kMath>(
+          acc, As + st * kAStage + wm, Bs + st * kBStage + wn * kBStride, lane);
+    }
   }
   mma::cpAsyncWait<0>();
   __syncthreads();

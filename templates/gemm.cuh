@@ -16,7 +16,7 @@
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
-// kWarpsM, kWarpsN, kStages, kMath; structs Epilogue and PostNorm.
+// kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
@@ -31,6 +31,10 @@ constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
 constexpr int kKTiles = (cfg::kK + cfg::kBK - 1) / cfg::kBK;
 constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
 constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
+// 3xTF32 is meant to be fp32-accurate, but one fp32 accumulator chained through all of K
+// (8192 for S3) gathers rounding error growing with sqrt(K): each k tile is accumulated on
+// its own, from zero, and then added to the running sum.
+constexpr bool kTwoLevel = cfg::kMath == sinter::mma::kMathTf32x3;
 // 16-byte copies need rows whose length keeps every chunk aligned and inside the row.
 constexpr int kAVec = cfg::kK % 4 == 0 ? 4 : 1;
 constexpr int kBVec = (cfg::kBTransposed ? cfg::kK : cfg::kN) % 4 == 0 ? 4 : 1;
@@ -92,7 +96,7 @@ __device__ __forceinline__ void batchOffsets(int &rest, i64 &a, i64 &b, i64 &c) 
 
 } // namespace gemm
 
-extern "C" __global__ void __launch_bounds__(gemm::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
     SINTER_KERNEL(const sinter::Buffers b) {
   using namespace gemm;
   namespace mma = sinter::mma;
@@ -152,8 +156,28 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, 1)
       loadTile(next, next % cfg::kStages);
     mma::cpAsyncCommit();
     const int st = kt % cfg::kStages;
-    mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
-        acc, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
+    if constexpr (kTwoLevel) {
+      float part[kMI][kNI][4];
+#pragma unroll
+      for (int i = 0; i < kMI; ++i)
+#pragma unroll
+        for (int j = 0; j < kNI; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            part[i][j][r] = 0.f;
+      mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
+          part, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
+#pragma unroll
+      for (int i = 0; i < kMI; ++i)
+#pragma unroll
+        for (int j = 0; j < kNI; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][j][r] += part[i][j][r];
+    } else {
+      mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
+          acc, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
+    }
   }
   mma::cpAsyncWait<0>();
 

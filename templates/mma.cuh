@@ -12,17 +12,20 @@
 namespace sinter {
 namespace mma {
 
-/// Round an fp32 value to TF32 (nearest, ties away), returned as fp32 bits.
+/// Round an fp32 value to TF32 (nearest, ties away from zero), returned as fp32 bits. Two
+/// integer operations: cvt.rna.tf32.f32 issues on the slow conversion pipe, and these run
+/// once per fragment element per warp, in the inner loop. Infinities stay infinite; NaN
+/// payloads may change, NaN stays NaN.
 __device__ __forceinline__ unsigned toTf32(float x) {
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-  return r;
+  return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 }
 
-/// 3xTF32 split: big = tf32(x), small = tf32(x - big); big + small carries ~21 bits.
+/// 3xTF32 split: big = tf32(x), small = x - big, exact in fp32 and below half a TF32 ulp of
+/// x. The tensor core reads only the top 19 bits of `small`; what it drops is under 2^-22
+/// of x, so small needs no rounding of its own.
 __device__ __forceinline__ void splitTf32(float x, unsigned &big, unsigned &small) {
   big = toTf32(x);
-  small = toTf32(x - __uint_as_float(big));
+  small = __float_as_uint(x - __uint_as_float(big));
 }
 
 /// d += a * b for one m16n8k8 tile; a, b hold TF32 bit patterns, c/d fp32.
@@ -72,65 +75,48 @@ constexpr int kMathTf32x3 = 2;
 /// strides so that one routine serves [m][k] and [k][m] tiles alike: element (m, k) of A is
 /// As[m * AM + k * AK], element (n, k) of B is Bs[n * BN_ + k * BK_]. The strides are chosen
 /// by the templates so that the 32 lanes of each fragment load hit 32 different banks.
+/// B fragments of a k8 slice are loaded (and split) once, A fragments one m16 row at a time,
+/// which keeps few fragment registers live next to the accumulators.
 template <int MI, int NI, int BKD, int AM, int AK, int BN_, int BK_, int MATH>
 __device__ __forceinline__ void warpTileStep(float (&acc)[MI][NI][4], const float *As,
                                              const float *Bs, int lane) {
   const int g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int kk = 0; kk < BKD; kk += 8) {
-    float af[MI][4], bf[NI][2];
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const float *p = As + (mi * 16 + g) * AM + (kk + t) * AK;
-      af[mi][0] = p[0];
-      af[mi][1] = p[8 * AM];
-      af[mi][2] = p[4 * AK];
-      af[mi][3] = p[8 * AM + 4 * AK];
-    }
+    unsigned bb[NI][2], bs[NI][2];
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       const float *p = Bs + (ni * 8 + g) * BN_ + (kk + t) * BK_;
-      bf[ni][0] = p[0];
-      bf[ni][1] = p[4 * BK_];
+      const float b0 = p[0], b1 = p[4 * BK_];
+      if constexpr (MATH == kMathTf32x3) {
+        splitTf32(b0, bb[ni][0], bs[ni][0]);
+        splitTf32(b1, bb[ni][1], bs[ni][1]);
+      } else {
+        bb[ni][0] = toTf32(b0);
+        bb[ni][1] = toTf32(b1);
+      }
     }
-    if constexpr (MATH == kMathTf32x3) {
-      unsigned ab[MI][4], as[MI][4], bb[NI][2], bs[NI][2];
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
+    for (int mi = 0; mi < MI; ++mi) {
+      const float *p = As + (mi * 16 + g) * AM + (kk + t) * AK;
+      const float a[4] = {p[0], p[8 * AM], p[4 * AK], p[8 * AM + 4 * AK]};
+      unsigned ab[4], as[4];
 #pragma unroll
-        for (int r = 0; r < 4; ++r)
-          splitTf32(af[mi][r], ab[mi][r], as[mi][r]);
+      for (int r = 0; r < 4; ++r) {
+        if constexpr (MATH == kMathTf32x3)
+          splitTf32(a[r], ab[r], as[r]);
+        else
+          ab[r] = toTf32(a[r]);
+      }
 #pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          splitTf32(bf[ni][r], bb[ni][r], bs[ni][r]);
-      // Small terms first so that they are not lost against the big product.
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < NI; ++ni) {
-          mmaTf32(acc[mi][ni], as[mi], bb[ni]);
-          mmaTf32(acc[mi][ni], ab[mi], bs[ni]);
-          mmaTf32(acc[mi][ni], ab[mi], bb[ni]);
+      for (int ni = 0; ni < NI; ++ni) {
+        if constexpr (MATH == kMathTf32x3) {
+          // Small terms first so that they are not lost against the big product.
+          mmaTf32(acc[mi][ni], as, bb[ni]);
+          mmaTf32(acc[mi][ni], ab, bs[ni]);
         }
-    } else {
-      unsigned a[MI][4], bq[NI][2];
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          a[mi][r] = toTf32(af[mi][r]);
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni)
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-          bq[ni][r] = toTf32(bf[ni][r]);
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < NI; ++ni)
-          mmaTf32(acc[mi][ni], a[mi], bq[ni]);
+        mmaTf32(acc[mi][ni], ab, bb[ni]);
+      }
     }
   }
 }

@@ -32,6 +32,7 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s);
 /// warp grid over it, and the number of cp.async stages.
 struct ConvIgemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 4;
+  int minBlocks = 1; ///< blocks per SM the register budget must allow
 };
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it).

@@ -88,9 +88,9 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
     batch *= d;
   if (batch < 1 || batch > 65535)
     return makeError(name + ": batch count " + std::to_string(batch) + " out of range");
-  if (s.normGroupCols < 0 || (s.normGroupCols > 0 && (s.normGroupCols % 8 != 0 ||
-                                                      s.N % s.normGroupCols != 0 ||
-                                                      s.normGroupCols > 128)))
+  if (s.normGroupCols < 0 ||
+      (s.normGroupCols > 0 &&
+       (s.normGroupCols % 8 != 0 || s.N % s.normGroupCols != 0 || s.normGroupCols > 128)))
     return makeError(name + ": norm group of " + std::to_string(s.normGroupCols) +
                      " columns unsupported (a multiple of 8 dividing N, at most 128)");
   if (s.M > std::numeric_limits<int>::max() / batch || s.N > std::numeric_limits<int>::max())
@@ -128,6 +128,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constant("kWarpsM", tile.warpsM);
   w.constant("kWarpsN", tile.warpsN);
   w.constant("kStages", tile.stages);
+  w.constant("kMinBlocks", tile.minBlocks);
   w.constant("kMath", mathConstant(s.math));
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
@@ -136,14 +137,15 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   k.name = name;
   k.templateName = "gemm.cuh";
   k.source = w.finish();
-  k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn),
-                   unsigned((s.M + tile.bm - 1) / tile.bm), unsigned(batch)};
+  k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn), unsigned((s.M + tile.bm - 1) / tile.bm),
+                   unsigned(batch)};
   k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
   int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
   k.launch.sharedBytes = unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
   k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
                  std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
-                 " warps, " + std::to_string(tile.stages) + " stages, " + mathName(s.math);
+                 " warps, " + std::to_string(tile.stages) + " stages, " + mathName(s.math) +
+                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
   k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);
@@ -162,11 +164,11 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
     k.bytes += 8.0 * double(s.N);
   if (s.rowReduce != GemmSpec::RowReduce::None) {
     k.bytes += 4.0 * double(batch * s.M);
-    WorkspaceNeed::Init init = s.rowReduce == GemmSpec::RowReduce::Min
-                                   ? WorkspaceNeed::Init::PlusInf
-                                   : (s.rowReduce == GemmSpec::RowReduce::Max
-                                          ? WorkspaceNeed::Init::MinusInf
-                                          : WorkspaceNeed::Init::Zero);
+    WorkspaceNeed::Init init =
+        s.rowReduce == GemmSpec::RowReduce::Min
+            ? WorkspaceNeed::Init::PlusInf
+            : (s.rowReduce == GemmSpec::RowReduce::Max ? WorkspaceNeed::Init::MinusInf
+                                                       : WorkspaceNeed::Init::Zero);
     k.workspace.push_back({4, 4 * batch * s.M, init, "per-row reduction (float)"});
   }
   return k;

@@ -26,6 +26,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s);
 /// A block tile of gemm: rows x columns x k step, the warp grid, the cp.async stages.
 struct GemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 3;
+  int minBlocks = 1; ///< blocks per SM the register budget must allow
 };
 
 /// emitGemm with the tile given rather than chosen (benchmarks compare tiles with it).

@@ -39,8 +39,8 @@ struct GemmCase {
   bool bench = false;
 };
 
-inline ConvSpec convSpec(std::string name, bool transposed, unsigned dims, int64_t n,
-                         int64_t cin, int64_t cout, int64_t groups, std::array<int64_t, 3> in,
+inline ConvSpec convSpec(std::string name, bool transposed, unsigned dims, int64_t n, int64_t cin,
+                         int64_t cout, int64_t groups, std::array<int64_t, 3> in,
                          std::array<int64_t, 3> k, std::array<int64_t, 3> stride,
                          std::array<int64_t, 3> pad, std::array<int64_t, 3> dil, MathMode math) {
   ConvSpec s;
@@ -69,16 +69,16 @@ inline std::vector<ConvCase> convCases() {
   std::vector<ConvCase> cs;
   {
     // S0: ConvTranspose3d(64 -> 128, k 3) -> ReLU, statistics for the group norm.
-    ConvCase c{convSpec("s0_convt3d_relu_stats", true, 3, 16, 64, 128, 1, {32, 32, 32},
-                        {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
+    ConvCase c{convSpec("s0_convt3d_relu_stats", true, 3, 16, 64, 128, 1, {32, 32, 32}, {3, 3, 3},
+                        {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
                "relu", true};
     c.spec.accumulateStats = true;
     c.spec.epilogue = functor("relu");
     cs.push_back(c);
   }
   {
-    ConvCase c{convSpec("conv2d_s2_bias", false, 2, 3, 5, 7, 1, {1, 13, 11}, {1, 3, 3},
-                        {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3),
+    ConvCase c{convSpec("conv2d_s2_bias", false, 2, 3, 5, 7, 1, {1, 13, 11}, {1, 3, 3}, {1, 2, 2},
+                        {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3),
                "affine"};
     c.spec.hasBias = true;
     c.spec.epilogue = functor("affine");
@@ -86,23 +86,23 @@ inline std::vector<ConvCase> convCases() {
     cs.push_back(c);
   }
   {
-    ConvCase c{convSpec("conv1d_g2_dil2", false, 1, 2, 6, 10, 2, {1, 1, 37}, {1, 1, 5},
-                        {1, 1, 1}, {0, 0, 3}, {1, 1, 2}, MathMode::Tf32x3),
+    ConvCase c{convSpec("conv1d_g2_dil2", false, 1, 2, 6, 10, 2, {1, 1, 37}, {1, 1, 5}, {1, 1, 1},
+                        {0, 0, 3}, {1, 1, 2}, MathMode::Tf32x3),
                "relu"};
     c.spec.epilogue = functor("relu");
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
   {
-    ConvCase c{convSpec("convt2d_g2_pad1", true, 2, 2, 8, 6, 2, {1, 9, 10}, {1, 3, 3},
-                        {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3)};
+    ConvCase c{convSpec("convt2d_g2_pad1", true, 2, 2, 8, 6, 2, {1, 9, 10}, {1, 3, 3}, {1, 1, 1},
+                        {0, 1, 1}, {1, 1, 1}, MathMode::Tf32x3)};
     c.spec.hasBias = true;
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
   {
-    ConvCase c{convSpec("conv3d_odd_tf32", false, 3, 2, 3, 5, 1, {5, 6, 7}, {2, 3, 3},
-                        {1, 2, 1}, {1, 0, 1}, {2, 1, 1}, MathMode::Tf32),
+    ConvCase c{convSpec("conv3d_odd_tf32", false, 3, 2, 3, 5, 1, {5, 6, 7}, {2, 3, 3}, {1, 2, 1},
+                        {1, 0, 1}, {2, 1, 1}, MathMode::Tf32),
                "relu"};
     c.spec.epilogue = functor("relu");
     c.spec.accumulateStats = true;

@@ -77,8 +77,8 @@ TEST(ConvIgemm, RefusesStridedTransposed) {
 }
 
 TEST(ConvIgemm, RefusesInconsistentOutputSize) {
-  ConvSpec s = convSpec("bad_out", false, 2, 1, 4, 4, 1, {1, 8, 8}, {1, 3, 3}, {1, 1, 1},
-                        {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  ConvSpec s = convSpec("bad_out", false, 2, 1, 4, 4, 1, {1, 8, 8}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+                        {1, 1, 1}, MathMode::Tf32);
   s.out[2] = 7;
   auto k = emitConvIgemm(s);
   ASSERT_FALSE(bool(k));
@@ -91,11 +91,11 @@ TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   ConvCase c = convCases()[0];
   auto k = emitConvIgemm(c.spec);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
-  // M = 16 * 34^3 rows in 128-row tiles, all 128 channels in one column tile.
-  EXPECT_EQ(k->launch.grid[0], (16u * 34 * 34 * 34 + 127) / 128);
+  // M = 16 * 34^3 rows in 256-row tiles, all 128 channels in one column tile.
+  EXPECT_EQ(k->launch.grid[0], (16u * 34 * 34 * 34 + 255) / 256);
   EXPECT_EQ(k->launch.grid[1], 1u);
   EXPECT_EQ(k->launch.grid[2], 1u);
-  EXPECT_EQ(k->launch.block[0], 256u);
+  EXPECT_EQ(k->launch.block[0], 512u);
   EXPECT_LE(k->launch.sharedBytes, 227u * 1024);
   EXPECT_DOUBLE_EQ(k->flops, 2.0 * 16 * 34 * 34 * 34 * 128 * 64 * 27);
   ASSERT_EQ(k->workspace.size(), 1u);
@@ -103,7 +103,7 @@ TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   EXPECT_EQ(k->workspace[0].bytes, 16 * 16 * 128);
   EXPECT_NE(k->source.find("#include \"conv_igemm.cuh\""), std::string::npos);
   EXPECT_NE(k->source.find("constexpr bool kTransposed = true;"), std::string::npos);
-  EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 4 stages, tf32");
+  EXPECT_EQ(k->tileConfig, "256x128x32, 16 warps, 3 stages, tf32");
 }
 
 TEST(Gemm, RefusesBadNormGroup) {
@@ -130,8 +130,7 @@ TEST(Gemm, S3LaunchAndWorkspace) {
   EXPECT_EQ(k->workspace[0].init, WorkspaceNeed::Init::PlusInf);
   EXPECT_EQ(k->workspace[0].bytes, 4 * 1024);
   // The product is never written: only A, B, bias, gamma, beta and the row minimum move.
-  EXPECT_DOUBLE_EQ(k->bytes, 4.0 * (1024.0 * 8192 + 8192.0 * 8192 + 8192 + 1024) +
-                                 8.0 * 8192);
+  EXPECT_DOUBLE_EQ(k->bytes, 4.0 * (1024.0 * 8192 + 8192.0 * 8192 + 8192 + 1024) + 8.0 * 8192);
   EXPECT_NE(k->source.find("constexpr bool kStoreOutput = false;"), std::string::npos);
   EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 3 stages, 3xtf32, norm groups of 16");
 }
@@ -159,8 +158,7 @@ TEST_P(ConvCompile, NvrtcSm90aAndSm80) {
   EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << c.spec.kernelName;
   EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "") << c.spec.kernelName;
 }
-INSTANTIATE_TEST_SUITE_P(AllCases, ConvCompile,
-                         ::testing::Range(size_t(0), convCases().size()));
+INSTANTIATE_TEST_SUITE_P(AllCases, ConvCompile, ::testing::Range(size_t(0), convCases().size()));
 
 class GemmCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
@@ -170,8 +168,7 @@ TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
   EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << g.spec.kernelName;
   EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "") << g.spec.kernelName;
 }
-INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile,
-                         ::testing::Range(size_t(0), gemmCases().size()));
+INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile, ::testing::Range(size_t(0), gemmCases().size()));
 
 nlohmann::json launchJson(const KernelSource &k) {
   return {{"name", k.name},
@@ -208,9 +205,8 @@ TEST(Dump, ForGpuHarness) {
   };
   // Benchmarked cases are also written with other tiles (name suffix _v<i>) so that one GPU
   // run can compare them.
-  const ConvIgemmTile convTiles[] = {
-      {128, 128, 16, 2, 4, 6}, {256, 128, 16, 4, 2, 4}, {128, 128, 32, 4, 2, 4}};
-  const GemmTile gemmTiles[] = {{128, 128, 32, 2, 4, 4}, {128, 128, 16, 2, 4, 5}};
+  const ConvIgemmTile convTiles[] = {{256, 128, 32, 4, 4, 4, 1}, {128, 128, 16, 2, 4, 4, 2}};
+  const GemmTile gemmTiles[] = {{128, 128, 32, 2, 4, 4, 1}};
   std::vector<ConvCase> convs = convCases();
   for (size_t i = 0, e = convs.size(); i < e; ++i)
     if (convs[i].bench)
@@ -238,12 +234,24 @@ TEST(Dump, ForGpuHarness) {
     write(*k);
     const ConvSpec &s = c.spec;
     nlohmann::json j = launchJson(*k);
-    j.update({{"kind", "conv"},          {"transposed", s.transposed}, {"N", s.N},
-              {"Cin", s.Cin},            {"Cout", s.Cout},             {"groups", s.groups},
-              {"in", s.in},              {"out", s.out},               {"kernel", s.kernel},
-              {"stride", s.stride},      {"padding", s.padding},       {"dilation", s.dilation},
-              {"bias", s.hasBias},       {"stats", s.accumulateStats}, {"store", s.storeOutput},
-              {"epilogue", c.epilogue},  {"math", mathName(s.math)},   {"bench", c.bench}});
+    j.update({{"kind", "conv"},
+              {"transposed", s.transposed},
+              {"N", s.N},
+              {"Cin", s.Cin},
+              {"Cout", s.Cout},
+              {"groups", s.groups},
+              {"in", s.in},
+              {"out", s.out},
+              {"kernel", s.kernel},
+              {"stride", s.stride},
+              {"padding", s.padding},
+              {"dilation", s.dilation},
+              {"bias", s.hasBias},
+              {"stats", s.accumulateStats},
+              {"store", s.storeOutput},
+              {"epilogue", c.epilogue},
+              {"math", mathName(s.math)},
+              {"bench", c.bench}});
     all.push_back(j);
   }
   for (const GemmCase &g : gemms) {
