@@ -16,7 +16,8 @@
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kHasBias, kStoreOutput,
-// kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; struct Epilogue.
+// kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
+// registers must allow), kMath; struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -67,8 +68,7 @@ static_assert(!cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW =
               "transposed convolution with stride > 1 is not an implicit GEMM here");
 
 /// Bit t set when tap t of one dimension lands inside the input for base position `base`.
-template <int KS, int DIL, int IN>
-__device__ __forceinline__ unsigned tapMask(int base) {
+template <int KS, int DIL, int IN> __device__ __forceinline__ unsigned tapMask(int base) {
   unsigned mask = 0;
 #pragma unroll
   for (int t = 0; t < KS; ++t) {
@@ -138,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
     const int which = k >= kK ? 31 : (kTapBits ? tap : (kd | kh << 8 | kw << 16));
     kTable[k] = make_int2(off, which);
   }
-    __syncthreads();
+  __syncthreads();
 
   // ---- B loader state: this thread loads k column bK of the tile, rows n = bN0 + pass.
   const int bK = tid % cfg::kBK;
@@ -157,8 +157,8 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
       if constexpr (kTapBits)
         ok = (maskTap >> e.y) & 1u;
       else
-        ok = e.y != 31 && ((maskD >> (e.y & 255)) & (maskH >> ((e.y >> 8) & 255)) &
-                           (maskW >> (e.y >> 16)) & 1u);
+        ok = e.y != 31 &&
+             ((maskD >> (e.y & 255)) & (maskH >> ((e.y >> 8) & 255)) & (maskW >> (e.y >> 16)) & 1u);
       mma::cpAsync4(as + kr * kAStride + aRow, ok ? aBase + e.x : x, ok);
     }
     const int k = kb + bK;

@@ -16,7 +16,8 @@
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
-// kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; structs Epilogue and PostNorm.
+// kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; structs
+// Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
@@ -79,8 +80,7 @@ __device__ __forceinline__ void copyTile(float *s, const float *g, i64 r0, i64 c
 /// Adds dimension D's (and, recursively, the outer dimensions') share of the batch offsets.
 /// The constexpr arrays are read only in constant expressions: device code may not use
 /// host arrays, even constexpr ones.
-template <int D>
-__device__ __forceinline__ void batchOffsets(int &rest, i64 &a, i64 &b, i64 &c) {
+template <int D> __device__ __forceinline__ void batchOffsets(int &rest, i64 &a, i64 &b, i64 &c) {
   if constexpr (D >= 0) {
     constexpr int kShape = (int)cfg::kBatchShape[D];
     constexpr i64 kSA = cfg::kBatchStrideA[D], kSB = cfg::kBatchStrideB[D],
@@ -117,14 +117,14 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
 
   auto loadTile = [&](int kt, int stage) {
     const i64 k0 = (i64)kt * cfg::kBK;
-    copyTile<cfg::kBM, cfg::kBK, kAVec, kAStride, cfg::kK, cfg::kM, cfg::kK>(
-        As + stage * kAStage, A, m0, k0, tid);
+    copyTile<cfg::kBM, cfg::kBK, kAVec, kAStride, cfg::kK, cfg::kM, cfg::kK>(As + stage * kAStage,
+                                                                             A, m0, k0, tid);
     if constexpr (cfg::kBTransposed)
-      copyTile<cfg::kBN, cfg::kBK, kBVec, kBStride, cfg::kK, cfg::kN, cfg::kK>(
-          Bs + stage * kBStage, B, n0, k0, tid);
+      copyTile<cfg::kBN, cfg::kBK, kBVec, kBStride, cfg::kK, cfg::kN, cfg::kK>(Bs + stage * kBStage,
+                                                                               B, n0, k0, tid);
     else
-      copyTile<cfg::kBK, cfg::kBN, kBVec, kBStride, cfg::kN, cfg::kK, cfg::kN>(
-          Bs + stage * kBStage, B, k0, n0, tid);
+      copyTile<cfg::kBK, cfg::kBN, kBVec, kBStride, cfg::kN, cfg::kK, cfg::kN>(Bs + stage * kBStage,
+                                                                               B, k0, n0, tid);
   };
 
   float acc[kMI][kNI][4];

@@ -48,15 +48,15 @@ __device__ __forceinline__ unsigned smemAddr(const void *p) {
 /// Copy 4 bytes global -> shared asynchronously; when !valid the destination is zero-filled
 /// and the source is not read (it must still be a mapped address: pass the tensor base).
 __device__ __forceinline__ void cpAsync4(void *smem, const void *gmem, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smemAddr(smem)),
-               "l"(gmem), "r"(valid ? 4 : 0));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
+               "r"(valid ? 4 : 0));
 }
 
 /// Copy 16 bytes global -> shared asynchronously (both 16-byte aligned), bypassing L1;
 /// `bytes` < 16 reads that many and zero-fills the rest.
 __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)),
-               "l"(gmem), "r"(bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
+               "r"(bytes));
 }
 
 __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
