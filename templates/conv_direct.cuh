@@ -34,6 +34,7 @@
 namespace sinter {
 namespace conv_direct {
 
+__host__ __device__ constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 __host__ __device__ constexpr int floorDiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /// The tap pattern of one blocked dim. Output j of a patch (relative to the patch origin)
@@ -127,7 +128,130 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       for (int i = 0; i < kVW; ++i)
         acc[c][j][i] = 0.f;
 
-  if (active) {
+  // The FMAs of one input patch (channel ci, depth tap kd) into the accumulators: every
+  // (kh, kw) tap times every output of the patch it reaches, for the kCB channels.
+  auto fmaTaps = [&](const float(&p)[kPH][kPW], int ci, int kd) {
+#pragma unroll
+    for (int kh = 0; kh < kKH; ++kh)
+#pragma unroll
+      for (int kw = 0; kw < kKW; ++kw) {
+        const int tap = (kd * kKH + kh) * kKW + kw;
+        float wv[kCB];
+        if constexpr (kWeightsShared && kCB % 4 == 0) {
+          const float4 *src = reinterpret_cast<const float4 *>(sw + (ci * kTaps + tap) * kCB);
+#pragma unroll
+          for (int c = 0; c < kCB / 4; ++c) {
+            const float4 v4 = src[c];
+            wv[4 * c] = v4.x, wv[4 * c + 1] = v4.y, wv[4 * c + 2] = v4.z, wv[4 * c + 3] = v4.w;
+          }
+        } else if constexpr (kWeightsShared) {
+#pragma unroll
+          for (int c = 0; c < kCB; ++c)
+            wv[c] = sw[(ci * kTaps + tap) * kCB + c];
+        } else {
+#pragma unroll
+          for (int c = 0; c < kCB; ++c)
+            wv[c] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
+        }
+#pragma unroll
+        for (int j = 0; j < kVH; ++j) {
+          if (!DimH::hit(j, kh))
+            continue;
+#pragma unroll
+          for (int i = 0; i < kVW; ++i) {
+            if (!DimW::hit(i, kw))
+              continue;
+            const float xv = p[DimH::off(j, kh) - kLoH][DimW::off(i, kw) - kLoW];
+#pragma unroll
+            for (int c = 0; c < kCB; ++c)
+              acc[c][j][i] = fmaf(xv, wv[c], acc[c][j][i]);
+          }
+        }
+      }
+  };
+
+  if (active && kPipeline) {
+    // Deep-latency variant (little compute per patch): prefetch the next patch.
+    // Depth taps that reach this output depth: an arithmetic progression first + m * kdStep,
+    // m < kdCount (all in-range taps for a convolution; one phase's for a transposed one).
+    constexpr int kdStep = kTransposed ? kSD / sinter::conv_direct::gcd(kSD, kDD) : 1;
+    int kdFirst = -1, kdCount = 0;
+#pragma unroll
+    for (int kd = kKD - 1; kd >= 0; --kd) {
+      int id;
+      bool ok;
+      if constexpr (kTransposed) {
+        const int e = od + kPadD - kd * kDD;
+        id = e / kSD;
+        ok = e >= 0 && e % kSD == 0;
+      } else {
+        id = od * kSD - kPadD + kd * kDD;
+        ok = true;
+      }
+      if (ok && id >= 0 && id < kID)
+        kdFirst = kd, ++kdCount;
+    }
+    // Patch rows and columns do not depend on the input channel or depth tap: their offsets
+    // and in-range flags are computed once. Out-of-range elements load a clamped (valid)
+    // address and are zeroed, so the loads of a patch issue back to back without branches.
+    const int ihBase = DimH::base(oh0, kPadH) + kLoH;
+    const int iwBase = DimW::base(ow0, kPadW) + kLoW;
+    int rowOff[kPH], colOff[kPW];
+    bool rowOk[kPH], colOk[kPW];
+#pragma unroll
+    for (int r = 0; r < kPH; ++r) {
+      const int ih = ihBase + r;
+      rowOk[r] = ih >= 0 && ih < kIH;
+      rowOff[r] = (ih < 0 ? 0 : ih >= kIH ? kIH - 1 : ih) * kIW;
+    }
+#pragma unroll
+    for (int q = 0; q < kPW; ++q) {
+      const int iw = iwBase + q;
+      colOk[q] = iw >= 0 && iw < kIW;
+      colOff[q] = iw < 0 ? 0 : iw >= kIW ? kIW - 1 : iw;
+    }
+    const float *xn = x + (i64)(n * kCin + g * kCinG) * kID * kIH * kIW;
+    auto loadPatch = [&](float (&p)[kPH][kPW], int ci, int kd) {
+      int id;
+      if constexpr (kTransposed)
+        id = (od + kPadD - kd * kDD) / kSD;
+      else
+        id = od * kSD - kPadD + kd * kDD;
+      const float *xd = xn + ((i64)ci * kID + id) * kIH * kIW;
+#pragma unroll
+      for (int r = 0; r < kPH; ++r)
+#pragma unroll
+        for (int q = 0; q < kPW; ++q) {
+          const float v = __ldg(xd + rowOff[r] + colOff[q]);
+          p[r][q] = rowOk[r] && colOk[q] ? v : 0.f;
+        }
+    };
+
+    // Software pipeline over (ci, depth tap): the next patch loads while this one is used.
+    const int steps = kCinG * kdCount;
+    float cur[kPH][kPW];
+    if (steps > 0)
+      loadPatch(cur, 0, kdFirst);
+    int ci = 0, m = 0;
+#pragma unroll 1
+    for (int step = 0; step < steps; ++step) {
+      const int kd = kdFirst + m * kdStep;
+      int nci = ci, nm = m + 1;
+      if (nm == kdCount)
+        nm = 0, ++nci;
+      float nxt[kPH][kPW];
+      if (step + 1 < steps)
+        loadPatch(nxt, nci, kdFirst + nm * kdStep);
+      fmaTaps(cur, ci, kd);
+#pragma unroll
+      for (int r = 0; r < kPH; ++r)
+#pragma unroll
+        for (int q = 0; q < kPW; ++q)
+          cur[r][q] = nxt[r][q];
+      ci = nci, m = nm;
+    }
+  } else if (active) {
+    // Shallow variant (much compute per patch): one patch live, loads behind branches.
     const int ihBase = DimH::base(oh0, kPadH) + kLoH;
     const int iwBase = DimW::base(ow0, kPadW) + kLoW;
 #pragma unroll 1
@@ -160,43 +284,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
           }
         }
 
-#pragma unroll
-        for (int kh = 0; kh < kKH; ++kh)
-#pragma unroll
-          for (int kw = 0; kw < kKW; ++kw) {
-            const int tap = (kd * kKH + kh) * kKW + kw;
-            float wv[kCB];
-            if constexpr (kWeightsShared && kCB % 4 == 0) {
-              const float4 *src = reinterpret_cast<const float4 *>(sw + (ci * kTaps + tap) * kCB);
-#pragma unroll
-              for (int c = 0; c < kCB / 4; ++c) {
-                const float4 v4 = src[c];
-                wv[4 * c] = v4.x, wv[4 * c + 1] = v4.y, wv[4 * c + 2] = v4.z, wv[4 * c + 3] = v4.w;
-              }
-            } else if constexpr (kWeightsShared) {
-#pragma unroll
-              for (int c = 0; c < kCB; ++c)
-                wv[c] = sw[(ci * kTaps + tap) * kCB + c];
-            } else {
-#pragma unroll
-              for (int c = 0; c < kCB; ++c)
-                wv[c] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
-            }
-#pragma unroll
-            for (int j = 0; j < kVH; ++j) {
-              if (!DimH::hit(j, kh))
-                continue;
-#pragma unroll
-              for (int i = 0; i < kVW; ++i) {
-                if (!DimW::hit(i, kw))
-                  continue;
-                const float xv = patch[DimH::off(j, kh) - kLoH][DimW::off(i, kw) - kLoW];
-#pragma unroll
-                for (int c = 0; c < kCB; ++c)
-                  acc[c][j][i] = fmaf(xv, wv[c], acc[c][j][i]);
-              }
-            }
-          }
+        fmaTaps(patch, ci, kd);
       }
     }
   }

@@ -23,4 +23,13 @@ namespace sinter {
 /// dividing the channels) or when s.math is not Ffma.
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s);
 
+/// Overrides of the register blocking, for benchmarks that compare blockings (0: the
+/// emitter's choice). vh is rounded up to a multiple of the H stride of a transposed conv.
+struct ConvDirectTuning {
+  int channelsPerThread = 0;
+  int rowsPerThread = 0;
+  int threads = 0;
+};
+llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectTuning &tuning);
+
 } // namespace sinter

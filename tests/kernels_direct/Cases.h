@@ -9,6 +9,7 @@
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/kernels/ConvDirect.h"
 #include "compiler/kernels/Norm.h"
 #include "compiler/kernels/Specs.h"
 
@@ -145,6 +146,22 @@ inline std::vector<ConvCase> convCases() {
   return cs;
 }
 
+/// Other blockings of the workload kernels, timed against the emitter's choice.
+struct Variant {
+  std::string base;
+  ConvDirectTuning tuning;
+};
+
+inline std::vector<Variant> variants() {
+  return {{"s1_conv3d_stats", {12, 6, 0}},        {"s1_conv3d_stats", {24, 2, 0}},
+          {"s1_conv3d_stats", {24, 4, 0}},        {"s1_conv3d_stats", {24, 3, 256}},
+          {"s2_convt2d_gelu_stats", {8, 3, 0}},   {"s2_convt2d_gelu_stats", {8, 4, 0}},
+          {"s2_convt2d_gelu_stats", {8, 8, 0}},   {"s2_convt2d_gelu_stats", {4, 6, 0}},
+          {"s2_convt2d_gelu_stats", {8, 6, 256}}, {"s4_convt3d_grouped", {8, 2, 0}},
+          {"s4_convt3d_grouped", {8, 6, 0}},      {"s4_convt3d_grouped", {4, 4, 0}},
+          {"s4_convt3d_grouped", {8, 4, 256}}};
+}
+
 struct NormCase {
   enum class Kind { Apply, ScaleShift, Reduce } kind;
   NormSpec spec;
@@ -177,7 +194,8 @@ inline std::vector<NormCase> normCases() {
   NormCase r2{K::Reduce, norm("gn_sum_spatial", 3, 12, 75, 3, true)};
   r2.mean = false;
   cs.push_back(r2);
-  NormCase r3{K::Reduce, norm("in_mean_spatial_noaffine", 2, 40, 33, 40, false)};
+  // Without affine parameters an instance norm's spatial mean is 0: use groups of 4 channels.
+  NormCase r3{K::Reduce, norm("gn_mean_spatial_noaffine", 2, 40, 33, 10, false)};
   cs.push_back(r3);
   return cs;
 }

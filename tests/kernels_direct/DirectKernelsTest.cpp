@@ -127,6 +127,21 @@ TEST(ConvDirect, TransposedPatchesCoverWholePhases) {
   EXPECT_EQ(std::stoi(m[1]) % 2, 0);
 }
 
+TEST(ConvDirect, PrefetchesOnlyWhenAPatchFeedsFewFmas) {
+  // Blockings measured on the H200 (docs/kernels-direct.md): S1 and S2 run best without the
+  // patch prefetch on 256-thread blocks, S4 (144 FMAs per patch) with it on 128 threads.
+  for (const ConvCase &c : convCases()) {
+    if (!c.workload)
+      continue;
+    KernelSource k = emitOrFail(emitConvDirect(c.spec));
+    bool s4 = c.spec.kernelName == "s4_convt3d_grouped";
+    EXPECT_EQ(k.source.find(s4 ? "kPipeline = true" : "kPipeline = false") != std::string::npos,
+              true)
+        << k.source;
+    EXPECT_EQ(k.launch.block[0], s4 ? 128u : 256u) << c.spec.kernelName;
+  }
+}
+
 TEST(ConvDirect, RejectsBadSpecs) {
   ConvSpec s = conv("bad_groups", false, 2, 1, 6, 4, 4, {1, 8, 8}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                     {1, 1, 1}, {0, 0, 0}, false);

@@ -60,6 +60,27 @@ int main(int argc, char **argv) {
       return 2;
     out.push_back(j);
   }
+  for (const Variant &v : variants()) {
+    for (const ConvCase &c : convCases()) {
+      if (c.spec.kernelName != v.base)
+        continue;
+      ConvSpec s = c.spec;
+      s.kernelName += "__cb" + std::to_string(v.tuning.channelsPerThread) + "_vh" +
+                      std::to_string(v.tuning.rowsPerThread) + "_t" +
+                      std::to_string(v.tuning.threads);
+      llvm::Expected<KernelSource> k = emitConvDirect(s, v.tuning);
+      if (!k) {
+        std::cerr << llvm::toString(k.takeError()) << "\n";
+        return 2;
+      }
+      nlohmann::json j = launchJson(*k);
+      j["kind"] = "conv_variant";
+      j["variant_of"] = v.base;
+      if (!writeFile(dir + "/" + k->name + ".cu", k->source))
+        return 2;
+      out.push_back(j);
+    }
+  }
   for (const NormCase &c : normCases()) {
     llvm::Expected<KernelSource> k = c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
                                      : c.kind == NormCase::Kind::ScaleShift
