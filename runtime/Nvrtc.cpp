@@ -89,9 +89,15 @@ struct ProgramGuard {
   }
 };
 
+/// How many programs this process handed to NVRTC (nvrtcCompileCount).
+std::atomic<uint64_t> compileCount{0};
+
 } // namespace
 
+uint64_t nvrtcCompileCount() { return compileCount.load(); }
+
 llvm::Expected<CompiledKernel> compileWithNvrtc(const KernelSource &k, const CompileOptions &o) {
+  compileCount.fetch_add(1);
   auto start = std::chrono::steady_clock::now();
   llvm::ArrayRef<TemplateFile> templates = templateFiles();
   std::vector<std::string> headerTexts, headerNames;

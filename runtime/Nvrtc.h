@@ -68,6 +68,10 @@ ResourceUsage parseResourceReport(llvm::StringRef log, llvm::StringRef kernelNam
 /// `nvrtc: compiling '<name>' for <arch> failed:` followed by the program log.
 llvm::Expected<CompiledKernel> compileWithNvrtc(const KernelSource &k, const CompileOptions &o);
 
+/// How many kernels this process has compiled with NVRTC so far (tests use it to prove that
+/// a path, e.g. Executable::load of a bundle, never compiles).
+uint64_t nvrtcCompileCount();
+
 /// One line of progress: a kernel finished (from the cache or NVRTC).
 struct CompileProgress {
   std::string kernelName;

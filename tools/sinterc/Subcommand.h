@@ -38,6 +38,10 @@ struct Subcommand {
 // One per file of this folder; main.cpp calls each in the order `sinterc --help` lists them.
 Subcommand registerVerify(CLI::App &app);
 Subcommand registerEval(CLI::App &app);
+Subcommand registerCompile(CLI::App &app);
+Subcommand registerExplain(CLI::App &app);
+Subcommand registerRun(CLI::App &app);
+Subcommand registerCheck(CLI::App &app);
 
 /// An error that is sinter's fault, not the user's: main exits 2 on it.
 class InternalError : public llvm::ErrorInfo<InternalError> {

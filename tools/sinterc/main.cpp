@@ -70,6 +70,10 @@ int main(int argc, char **argv) {
   std::vector<Subcommand> subcommands = {
       registerVerify(app),
       registerEval(app),
+      registerCompile(app),
+      registerExplain(app),
+      registerRun(app),
+      registerCheck(app),
   };
 
   try {
