@@ -11,7 +11,7 @@ for k in s0_convt3d_relu_stats s3_linear_gn_min; do
   echo "== SASS mix $k"; cuobjdump -sass "$dir/$k.cubin" | grep -oE '^\s+/\*[0-9a-f]+\*/\s+[A-Z0-9_.]+' | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -12
 done
 if [ -n "$NCU" ] && command -v ncu >/dev/null; then
-  timeout 150 ncu -k regex:"^s0_convt3d_relu_stats$" -c 1 --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
+  timeout 150 ncu --clock-control none -k regex:"^s0_convt3d_relu_stats$" -c 1 --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
     python3 bench/kernels/tc_check.py "$dir" --only s0_convt3d_relu_stats --reps 1 > "$out/ncu.txt" 2>&1
   grep -E "Throughput|Stall|Issue|Pipe|Warp Cycles|Duration|Eligible|Active" "$out/ncu.txt" | head -60
 fi
