@@ -14,7 +14,9 @@
 // patches start at a fixed output phase; which tap reaches which output is then known at
 // compile time (taps that would land on inserted zeros are never issued), so the kernel does
 // only the useful work of the phase decomposition. Depth taps are checked at run time (the
-// check is uniform over a warp except where a warp straddles two depths).
+// check is uniform over a warp except where a warp straddles two depths). With kPipeline
+// (chosen by the emitter when a patch feeds few FMAs, so its own work cannot hide the load
+// latency) the next input patch is loaded while the current one is used.
 //
 // The weights of the block's channels are staged once in shared memory in the order
 // [ci][tap][channel] so that a thread fetches the kCB weights of a tap with 16-byte
