@@ -17,10 +17,10 @@
 //    reads the same in C++ and in .sir (hence snake_case: `b.log_softmax`, `.ceil_mode`).
 //  - Options structs are meant for designated initializers (every field has a default member
 //    initializer, which also keeps GCC's -Wmissing-field-initializers quiet about them). A
-//    per-spatial-dim option takes one value for all dims (`.stride = 2` or `.stride = {2}`, stored
-//    as an int) or one per dim
-//    (`.stride = {1, 2, 2}`, stored as a list). Options left alone, or set to the op table's
-//    default, are not stored, so the printed graph shows only what differs from the defaults.
+//    per-spatial-dim option takes one value for all dims (`.stride = 2` or `.stride = {2}`,
+//    stored as an int) or one per dim (`.stride = {1, 2, 2}`, stored as a list). Options left
+//    alone, or set to the op table's default, are not stored, so the printed graph shows only
+//    what differs from the defaults (clamp's bounds, when given, are always stored).
 //  - Binary ops take a Val or a number on either side; `+ - * /` and unary `-` on Vals
 //    build add, sub, mul, div and neg.
 //  - Op results are named `t0`, `t1`, ... (skipping names already taken) when build() runs,
