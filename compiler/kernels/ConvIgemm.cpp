@@ -81,6 +81,10 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
   if (s.Cin * volume(s.in) > kMax || s.Cout * volume(s.out) > kMax ||
       s.Cin / s.groups * volume(s.kernel) > kMax)
     return no("one image or the reduction is too large for 32-bit offsets");
+  // The k table (8 bytes per reduction index) shares shared memory with at least two stages
+  // of the largest tile (256x128x32: 52 KiB each).
+  if ((s.Cin / s.groups) * volume(s.kernel) * 8 + 2 * 52224 > 227 * 1024)
+    return no("the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
   if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
     return no("too many output positions for the grid");
   return true;

@@ -76,6 +76,21 @@ TEST(ConvIgemm, RefusesStridedTransposed) {
             "(zero-stuffed input wastes the tiles)");
 }
 
+TEST(ConvIgemm, RefusesReductionsDeeperThanTheKTable) {
+  // 1024 channels x 27 taps = 27648 reduction indices: a 216 KiB table.
+  ConvSpec s = convSpec("deep", false, 3, 1, 1024, 64, 1, {8, 8, 8}, {3, 3, 3}, {1, 1, 1},
+                        {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  std::string why;
+  EXPECT_FALSE(convIgemmSupports(s, &why));
+  EXPECT_EQ(why, "the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
+  // 512 channels (13824 indices) still fit.
+  s.Cin = 512;
+  EXPECT_TRUE(convIgemmSupports(s, &why));
+  auto k = emitConvIgemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_LE(k->launch.sharedBytes, 227u * 1024);
+}
+
 TEST(ConvIgemm, RefusesInconsistentOutputSize) {
   ConvSpec s = convSpec("bad_out", false, 2, 1, 4, 4, 1, {1, 8, 8}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                         {1, 1, 1}, MathMode::Tf32);
