@@ -3,10 +3,10 @@
 // An anchor group becomes one to three kernels:
 //  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm;
 //  - norm tail: the anchor kernel also accumulates per-(n, c) sums and sums of squares.
-//    Then either a normalise kernel reads the stored anchor output (the anchor is costly:
-//    tensor-core convolutions), or, when the anchor is a cheap memory-bound direct conv
-//    whose input is smaller than twice its output, the anchor runs again and normalises in
-//    its own epilogue, so its output never goes through memory between the two;
+//    Then either a normalise kernel reads the stored anchor output, or, when running a
+//    direct conv again costs less than writing its output and reading it back, the anchor
+//    runs again and normalises in its own epilogue, so its output never goes through
+//    memory between the two;
 //  - norm + reduction tail: only the statistics are needed; a small kernel derives the
 //    reduced values from them and the anchor output is never written;
 //  - GEMM row-norm tail: the GEMM epilogue normalises each group of columns in its tile
@@ -20,6 +20,8 @@
 #include "compiler/kernels/Gemm.h"
 #include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
+
+#include <algorithm>
 
 namespace sinter {
 namespace {
@@ -51,13 +53,34 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
   return s;
 }
 
-/// Tensor cores pay off when both GEMM dimensions of a group are wide enough to fill tiles.
+/// Tensor cores pay off once a group has enough output channels to fill most of a 32-wide
+/// tile and a reduction of at least one 32-deep step; below that the direct FFMA kernel,
+/// which wastes nothing on padding, is faster.
 bool useIgemm(const ConvSpec &s) {
   int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
-  if (s.Cout / s.groups < 32 || (s.Cin / s.groups) * kvol < 64)
+  if (s.Cout / s.groups < 16 || (s.Cin / s.groups) * kvol < 32)
     return false;
   std::string why;
   return convIgemmSupports(s, &why);
+}
+
+/// Sustained rates the recompute decision uses: the direct conv template reaches about 30
+/// TFLOP/s of FFMA on H100/H200 (docs/kernels-direct.md), DRAM about 3 TB/s.
+constexpr double kDirectConvFlopsPerSecond = 25e12;
+constexpr double kDramBytesPerSecond = 3e12;
+
+/// Whether running the anchor a second time (and normalising in its epilogue) is cheaper
+/// than writing its output and reading it back in a normalise kernel.
+bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t yBytes) {
+  if (igemm)
+    return false;
+  int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  double flops = 2.0 * s.N * s.Cout * double(s.out[0] * s.out[1] * s.out[2]) *
+                 double(s.Cin / s.groups) * double(kvol);
+  if (s.transposed)
+    flops /= double(s.stride[0] * s.stride[1] * s.stride[2]);
+  double again = std::max(flops / kDirectConvFlopsPerSecond, xBytes / kDramBytesPerSecond);
+  return again < 2.0 * yBytes / kDramBytesPerSecond;
 }
 
 MathMode convMath(bool igemm, Precision p) {
@@ -151,7 +174,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   assert(grp.tail == TailKind::Norm && "conv groups have no row-norm tail");
   IndexSpace outSpace = IndexSpace::conv(g.type(norm.result).shape);
   int64_t xBytes = g.type(anchor.operands[0].value).bytes();
-  bool recompute = !igemm && xBytes < 2 * yt.bytes();
+  bool recompute = recomputeIsCheaper(spec, igemm, xBytes, yt.bytes());
   if (!recompute) {
     spec.kernelName = b.kernelName(gi, "stats");
     spec.accumulateStats = true;

@@ -34,6 +34,10 @@ const PatternCase kPatternCases[] = {
      "graph g(%x: f32[3,3,9,10,11], %w: param f32[12,3,3,3,3], %b: param f32[12], %ga: param "
      "f32[12], %be: param f32[12]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
      "{groups = 4} %o = mean(%n) {dims = [1, 2, 3, 4]} return %o }"},
+    {"conv3d_tensorcores_groupnorm_mean", "conv+epilogue+norm+reduce", 2,
+     "graph g(%x: f32[5,3,7,9,10], %w: param f32[24,3,3,3,3], %b: param f32[24], %ga: param "
+     "f32[24], %be: param f32[24]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
+     "{groups = 8} %o = mean(%n) {dims = [1, 2, 3, 4]} return %o }"},
     {"conv2d_instancenorm_sum_spatial", "conv+epilogue+norm+reduce", 2,
      "graph g(%x: f32[2,5,12,13], %w: param f32[6,5,3,3], %ga: param f32[6], %be: param f32[6]) "
      "{ %y = conv(%x, %w) {padding = 1} %t = tanh(%y) %n = instance_norm(%t, %ga, %be) %o = "
