@@ -77,6 +77,16 @@ __device__ __forceinline__ void copyTile(float *s, const float *g, i64 r0, i64 c
   }
 }
 
+/// Whether the batch strides of C up to dimension D are all even.
+template <int D> constexpr bool evenStridesC() {
+  if constexpr (D < 0)
+    return true;
+  else
+    return cfg::kBatchStrideC[D] % 2 == 0 && evenStridesC<D - 1>();
+}
+/// Whether C's column pairs (2t, 2t + 1) are 8-byte aligned in every batch: float2 stores.
+constexpr bool kPairStores = cfg::kN % 2 == 0 && evenStridesC<cfg::kBatchDims - 1>();
+
 /// Adds dimension D's (and, recursively, the outer dimensions') share of the batch offsets.
 /// The constexpr arrays are read only in constant expressions: device code may not use
 /// host arrays, even constexpr ones.
@@ -266,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
         for (int ni = 0; ni < kNI; ++ni) {
           const i64 col = n0 + wn + ni * 8 + 2 * t;
           float *dst = C + row * cfg::kN + col;
-          if (cfg::kN % 2 == 0 && col < cfg::kN) {
+          if (kPairStores && col < cfg::kN) {
             *reinterpret_cast<float2 *>(dst) =
                 make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
           } else {
