@@ -230,9 +230,11 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   if (norm.operands[0].value != end)
     return ctx.name(end) + " is not the normalised operand";
   int64_t cols = yt.shape[1] / norm.getInt("groups");
-  // A group has to fit inside one output tile of the GEMM (tiles are 128 columns wide).
-  if (cols > 64 || 128 % cols != 0)
-    return "groups of " + std::to_string(cols) + " columns do not tile 128-wide GEMM blocks";
+  // A group has to fit inside one warp's columns of a GEMM tile (up to 128 wide, split in
+  // power-of-two spans of at least 8 columns).
+  if (cols % 8 != 0 || 128 % cols != 0)
+    return "groups of " + std::to_string(cols) +
+           " columns do not tile the GEMM's warps (8, 16, 32, 64 or 128 columns do)";
   std::string stop2;
   llvm::SmallVector<int, 8> post;
   ValueId afterNorm = followChain(ctx, norm.result, post, stop2);
