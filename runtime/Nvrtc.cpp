@@ -187,7 +187,9 @@ compileAll(llvm::ArrayRef<KernelSource> kernels, const CompileOptions &o, Kernel
         } else {
           compiled->cacheKey = key;
           if (cache) {
-            llvm::StringRef group = labels.groups.empty() ? "" : labels.groups[i];
+            // A std::string: the conditional's type is std::string (a temporary), which a
+            // StringRef would outlive.
+            std::string group = labels.groups.empty() ? std::string() : labels.groups[i];
             // A cache that cannot be written costs speed, not correctness: warn and go on.
             if (auto err =
                     cache->store(*compiled, labels.graphName, group, options, o.codegenVersion))

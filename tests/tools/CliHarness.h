@@ -55,11 +55,13 @@ protected:
     os << text;
   }
 
+public:
   static std::string slurp(const std::string &file) {
     auto buf = llvm::MemoryBuffer::getFile(file);
     return buf ? (*buf)->getBuffer().str() : std::string();
   }
 
+protected:
   /// Runs `tool` (a path under the build directory) with `args`, the kernel cache in the
   /// scratch directory.
   Outcome runTool(llvm::StringRef tool, const std::string &args) const {

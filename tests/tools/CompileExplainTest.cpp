@@ -196,7 +196,7 @@ TEST_F(ExplainTest, WhyListsRejectedPatterns) {
   // The norm tail cannot be fused when the activation feeds two consumers.
   write("two.sir",
         R"(graph two(%x: f32[2,8,4,4], %w: param f32[8,8,3,3], %g: param f32[8], %b: param f32[8]) {
-  %c = conv2d(%x, %w) {padding = [1, 1]}
+  %c = conv(%x, %w) {padding = [1, 1]}
   %r = relu(%c)
   %n = group_norm(%r, %g, %b) {groups = 2}
   %s = add(%n, %r)
@@ -243,10 +243,10 @@ TEST(Roofline, FloorIsTheLargerTerm) {
   RooflineFloor mem = rooflineFloor(*h100, MathMode::Ffma, 1e9, 3.35e9);
   EXPECT_NEAR(mem.seconds, 1e-3, 1e-12);
   EXPECT_TRUE(mem.memoryBound);
-  // 495 GFLOP: 1 s of TF32, 3 s of 3xTF32, 495/67 s of FFMA.
-  EXPECT_NEAR(rooflineFloor(*h100, MathMode::Tf32, 495e9, 1).seconds, 1.0, 1e-9);
-  EXPECT_NEAR(rooflineFloor(*h100, MathMode::Tf32x3, 495e9, 1).seconds, 3.0, 1e-9);
-  RooflineFloor ffma = rooflineFloor(*h100, MathMode::Ffma, 495e9, 1);
+  // 495 TFLOP: 1 s of TF32, 3 s of 3xTF32, 495/67 s of FFMA.
+  EXPECT_NEAR(rooflineFloor(*h100, MathMode::Tf32, 495e12, 1).seconds, 1.0, 1e-9);
+  EXPECT_NEAR(rooflineFloor(*h100, MathMode::Tf32x3, 495e12, 1).seconds, 3.0, 1e-9);
+  RooflineFloor ffma = rooflineFloor(*h100, MathMode::Ffma, 495e12, 1);
   EXPECT_NEAR(ffma.seconds, 495.0 / 67.0, 1e-9);
   EXPECT_FALSE(ffma.memoryBound);
 }

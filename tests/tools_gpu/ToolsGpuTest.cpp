@@ -104,7 +104,7 @@ TEST_F(ToolsGpuTest, CheckPasses) {
   write(
       "cgn.sir",
       R"(graph cgn(%x: f32[2,8,12,12], %w: param f32[16,8,3,3], %g: param f32[16], %b: param f32[16]) {
-  %c = conv2d(%x, %w) {padding = [1, 1]}
+  %c = conv(%x, %w) {padding = [1, 1]}
   %r = relu(%c)
   %n = group_norm(%r, %g, %b) {groups = 4}
   return %n

@@ -156,10 +156,10 @@ llvm::Error cmdLs(const Common &c) {
   auto row = [&](llvm::StringRef key, llvm::StringRef graph, llvm::StringRef kernel,
                  llvm::StringRef arch, llvm::StringRef size, llvm::StringRef created,
                  llvm::StringRef used) {
-    llvm::outs() << llvm::left_justify(key, 12) << "  " << llvm::left_justify(graph, wGraph)
-                 << "  " << llvm::left_justify(kernel, wKernel) << "  "
-                 << llvm::left_justify(arch, 7) << "  " << llvm::right_justify(size, 10) << "  "
-                 << llvm::left_justify(created, 16) << "  " << used << "\n";
+    llvm::outs() << llvm::left_justify(key, 12) << "  " << llvm::left_justify(graph, wGraph) << "  "
+                 << llvm::left_justify(kernel, wKernel) << "  " << llvm::left_justify(arch, 7)
+                 << "  " << llvm::right_justify(size, 10) << "  " << llvm::left_justify(created, 16)
+                 << "  " << used << "\n";
   };
   row("KEY", "GRAPH", "KERNEL", "ARCH", "SIZE", "CREATED", "LAST USED");
   for (const CacheEntryInfo &e : entries)
