@@ -263,10 +263,11 @@ llvm::Error cmdVerify(const Common &c, bool fix) {
     for (const CorruptEntry &e : bad)
       llvm::outs() << e.key.substr(0, 12) << "  corrupt: " << e.reason
                    << (e.removed ? " (removed)" : "") << "\n";
-    llvm::outs() << "verified " << (*cache)->directory() << ": " << bad.size() << " corrupt";
+    llvm::outs() << "verified " << entries << " entries in " << (*cache)->directory() << ": "
+                 << bad.size() << " corrupt";
     if (!bad.empty())
       llvm::outs() << ", " << bad.size() - left << " removed";
-    llvm::outs() << " (" << entries << " readable entries before)\n";
+    llvm::outs() << "\n";
   }
   if (left)
     throw CheckFailed{std::to_string(left) + " corrupt entries remain in " + (*cache)->directory() +
