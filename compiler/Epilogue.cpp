@@ -152,7 +152,8 @@ llvm::Expected<std::string> sideOperand(const Graph &graph, const Op &op, unsign
     return makeError("codegen: " + op.name() + " %" + graph.values[op.result].name +
                      ": too many tensor operands fused into one kernel");
   Shape shape = graph.type(o.value).shape;
-  if (op.kind == OpKind::BatchNorm)
+  // batch_norm's statistics and affine operands are per channel (dim 1), not numpy-aligned.
+  if (op.kind == OpKind::BatchNorm && index > 0)
     shape = perChannelShape(shape[0], space.shape.size());
   return load(slot, broadcastOffset(space, shape));
 }
