@@ -53,12 +53,13 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
   return s;
 }
 
-/// Tensor cores pay off once a group has enough output channels to fill most of a 32-wide
-/// tile and a reduction of at least one 32-deep step; below that the direct FFMA kernel,
-/// which wastes nothing on padding, is faster.
+/// Tensor cores pay off once a group fills a 32-wide tile of output channels and the
+/// reduction is at least two 32-deep steps; below that the direct FFMA kernel, which reuses
+/// each input value from registers instead of gathering an im2col tile, is faster (S1, with
+/// 24 channels and 81 reduction terms, runs in 0.53 ms on tensor cores and 0.34 ms direct).
 bool useIgemm(const ConvSpec &s) {
   int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
-  if (s.Cout / s.groups < 16 || (s.Cin / s.groups) * kvol < 32)
+  if (s.Cout / s.groups < 32 || (s.Cin / s.groups) * kvol < 64)
     return false;
   std::string why;
   return convIgemmSupports(s, &why);

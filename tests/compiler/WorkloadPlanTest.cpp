@@ -41,7 +41,7 @@ TEST(WorkloadPlan, S1ConvOutputNeverWritten) {
   EXPECT_EQ(summarize("s1_conv3d_gn_mean.sir"),
             "group conv+epilogue+norm+reduce: conv group_norm mean\n"
             "  fill y.stats\n"
-            "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 2=b 4=y.stats\n"
+            "  launch conv_direct.cuh (anchor statistics) 0=x 1=w 2=b 4=y.stats\n"
             "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=gamma 7=beta\n");
 }
 

@@ -35,8 +35,8 @@ const PatternCase kPatternCases[] = {
      "f32[12], %be: param f32[12]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
      "{groups = 4} %o = mean(%n) {dims = [1, 2, 3, 4]} return %o }"},
     {"conv3d_tensorcores_groupnorm_mean", "conv+epilogue+norm+reduce", 2,
-     "graph g(%x: f32[5,3,7,9,10], %w: param f32[24,3,3,3,3], %b: param f32[24], %ga: param "
-     "f32[24], %be: param f32[24]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
+     "graph g(%x: f32[5,3,7,9,10], %w: param f32[40,3,3,3,3], %b: param f32[40], %ga: param "
+     "f32[40], %be: param f32[40]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
      "{groups = 8} %o = mean(%n) {dims = [1, 2, 3, 4]} return %o }"},
     {"conv2d_instancenorm_sum_spatial", "conv+epilogue+norm+reduce", 2,
      "graph g(%x: f32[2,5,12,13], %w: param f32[6,5,3,3], %ga: param f32[6], %be: param f32[6]) "
