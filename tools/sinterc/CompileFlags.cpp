@@ -21,15 +21,16 @@
 
 namespace sinter::tool {
 
-void addCompileFlags(CLI::App *sub, CompileFlags &flags, bool cacheFlag) {
+void addCompileFlags(CLI::App *sub, CompileFlags &flags, bool compiles) {
   sub->add_option("--graph", flags.graph, "The graph to use when the file holds several");
   sub->add_option("--arch", flags.arch,
                   "NVRTC target, e.g. sm_90a, sm_80 (default: the GPU's, else sm_90a)");
   sub->add_option("--precision", flags.precision,
                   "auto (PyTorch's defaults: TF32 convolutions, fp32 GEMMs), fp32 or tf32");
-  if (cacheFlag)
-    sub->add_flag("--no-cache", flags.noCache,
-                  "Compile every kernel with NVRTC, neither reading nor filling the cache");
+  if (!compiles)
+    return;
+  sub->add_flag("--no-cache", flags.noCache,
+                "Compile every kernel with NVRTC, neither reading nor filling the cache");
   sub->add_option("--threads", flags.threads, "NVRTC threads (default: one per core)")
       ->check(CLI::NonNegativeNumber);
 }

@@ -28,8 +28,9 @@ struct CompileFlags {
   unsigned threads = 0;
 };
 
-/// Adds --graph, --arch, --precision, --no-cache (when `cacheFlag`) and --threads to `sub`.
-void addCompileFlags(CLI::App *sub, CompileFlags &flags, bool cacheFlag = true);
+/// Adds --graph, --arch, --precision, and when `compiles` (the subcommand runs NVRTC)
+/// --no-cache and --threads to `sub`.
+void addCompileFlags(CLI::App *sub, CompileFlags &flags, bool compiles = true);
 
 /// JitOptions from the flags: checks the arch spelling and the precision name, resolves an
 /// empty arch (the GPU's, else sm_90a) and installs the progress display.

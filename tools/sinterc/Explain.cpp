@@ -69,7 +69,7 @@ Subcommand registerExplain(CLI::App &app) {
   sub->add_option("file", opts->file, "The .sir file")->required();
   sub->add_flag("--why", opts->why, "Also list each pattern tried at an anchor and why it failed");
   sub->add_option("--dot", opts->dot, "Write the graph as Graphviz, fusion groups as clusters");
-  addCompileFlags(sub, opts->flags, /*cacheFlag=*/false);
+  addCompileFlags(sub, opts->flags, /*compiles=*/false);
   return {sub, [opts] { return runExplain(*opts); }};
 }
 
