@@ -6,8 +6,9 @@
 // A tiles are gathered from x by cp.async (4 bytes, zero-filled outside the input); which
 // taps fall inside the input is decided once per row through per-dimension bit masks, so the
 // K loop pays one add and one mask test per element. B tiles come from the weight as stored
-// (PyTorch layout, no repacking). Stages are pipelined cp.async groups; products are
-// mma.sync m16n8k8 TF32 or 3xTF32 (mma.cuh). A transposed convolution with stride 1 is the
+// (PyTorch layout, no repacking). Both tiles are stored [row][k] so that ldmatrix forms the
+// mma fragments. Stages are pipelined cp.async groups; products are mma.sync m16n8k8 TF32
+// or 3xTF32 (mma.cuh). A transposed convolution with stride 1 is the
 // convolution with flipped taps: input position = out + padding - tap * dilation.
 // The epilogue adds the bias, applies the fused `Epilogue` functor, stores y (each warp
 // store covers whole 32-byte sectors) and accumulates per-(n, c) sum and sum of squares in
@@ -45,11 +46,12 @@ constexpr int kSign = cfg::kTransposed ? -1 : 1;
 // Kernels of at most 31 taps keep one validity bit per tap (bit 31 marks k past K).
 constexpr bool kTapBits = kKVol <= 31;
 
-// Shared-memory layouts: A as [k][m] (lanes load along m), B as [n][k]; the pads make every
-// fragment load of warpTileStep conflict-free.
-constexpr int kAStride = cfg::kBM + 8;
+// Shared-memory layouts: A as [m][k], B as [n][k], rows padded by 4 words: rows stay 16-byte
+// aligned for ldmatrix, the 8 rows of an ldmatrix phase fall in 8 different 4-bank groups,
+// and the loaders' 32 lanes (A: 8 rows x 4 k, B: 32 k of one row) hit 32 different banks.
+constexpr int kAStride = cfg::kBK + 4;
 constexpr int kBStride = cfg::kBK + 4;
-constexpr int kAStage = cfg::kBK * kAStride;
+constexpr int kAStage = cfg::kBM * kAStride;
 constexpr int kBStage = cfg::kBN * kBStride;
 constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
 constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
@@ -57,7 +59,11 @@ constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
 // to the running sum, so that rounding error does not grow with the whole reduction depth.
 constexpr bool kTwoLevel = cfg::kMath == sinter::mma::kMathTf32x3;
 
-static_assert(kThreads % cfg::kBM == 0, "A loader: whole rows of m per pass");
+// A loader: each warp copies 8 rows x 4 k per instruction; a thread keeps kARows rows.
+constexpr int kARows = cfg::kBM / (8 * (kThreads / 32));
+static_assert(kARows >= 1 && cfg::kBM % (8 * (kThreads / 32)) == 0,
+              "A loader: whole groups of 8 rows per warp");
+static_assert(cfg::kBK % 4 == 0, "A loader: 4 k per row per instruction");
 static_assert(kThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");
@@ -79,6 +85,72 @@ template <int KS, int DIL, int IN> __device__ __forceinline__ unsigned tapMask(i
   return mask;
 }
 
+/// One warp's share of a stage: acc[kMI][kNI] += A(16kMI x kBK) * B(kBK x 8kNI). A and B are
+/// [row][k] with 16-byte aligned rows, so one ldmatrix.x4 brings a whole A fragment, or the
+/// b0/b1 fragments of two n8 tiles (instead of four 4-byte loads per fragment). In TF32
+/// the operands are rounded by one add (toTf32Operand): with 4x4 warps every element is
+/// converted by four warps, so the conversion is a large share of the non-mma instructions.
+template <int MATH>
+__device__ __forceinline__ void warpStep(float (&acc)[kMI][kNI][4], const float *As,
+                                         const float *Bs, int lane) {
+  namespace mma = sinter::mma;
+  // ldmatrix row supplied by this lane: n row (lane % 8) of tile pair half (lane / 16), k half
+  // ((lane / 8) % 2).
+  const float *bRow = Bs + ((lane >> 4) * 8 + (lane & 7)) * kBStride + ((lane >> 3) & 1) * 4;
+  // A: matrix j = lane / 8 is rows +8 (j odd) and k +4 (j >= 2): a0, a1, a2, a3 of m16n8k8.
+  const float *aRow = As + ((lane & 7) + ((lane >> 3) & 1) * 8) * kAStride + (lane >> 4) * 4;
+#pragma unroll
+  for (int kk = 0; kk < cfg::kBK; kk += 8) {
+    unsigned braw[kNI][2], bb[kNI][2], bs[kNI][2];
+#pragma unroll
+    for (int ni = 0; ni + 1 < kNI; ni += 2) {
+      unsigned r[4];
+      sinter::mma::ldmatrixX4(r, bRow + ni * 8 * kBStride + kk);
+      braw[ni][0] = r[0];
+      braw[ni][1] = r[1];
+      braw[ni + 1][0] = r[2];
+      braw[ni + 1][1] = r[3];
+    }
+    if constexpr (kNI % 2) {
+      unsigned r[2];
+      sinter::mma::ldmatrixX2(r, bRow + (kNI - 1) * 8 * kBStride + kk);
+      braw[kNI - 1][0] = r[0];
+      braw[kNI - 1][1] = r[1];
+    }
+#pragma unroll
+    for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float v = __uint_as_float(braw[ni][h]);
+        if constexpr (MATH == mma::kMathTf32x3)
+          mma::splitTf32(v, bb[ni][h], bs[ni][h]);
+        else
+          bb[ni][h] = mma::toTf32Operand(v);
+      }
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi) {
+      unsigned araw[4], ab[4], as[4];
+      mma::ldmatrixX4(araw, aRow + mi * 16 * kAStride + kk);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        if constexpr (MATH == mma::kMathTf32x3)
+          mma::splitTf32(__uint_as_float(araw[r]), ab[r], as[r]);
+        else
+          ab[r] = mma::toTf32Operand(__uint_as_float(araw[r]));
+      }
+#pragma unroll
+      for (int ni = 0; ni < kNI; ++ni) {
+        if constexpr (MATH == mma::kMathTf32x3) {
+          // Small terms first so that they are not lost against the big product.
+          mma::mmaTf32(acc[mi][ni], as, bb[ni]);
+          mma::mmaTf32(acc[mi][ni], ab, bs[ni]);
+        }
+        mma::mmaTf32(acc[mi][ni], ab, bb[ni]);
+      }
+    }
+  }
+}
+
 } // namespace conv_igemm
 
 extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBlocks)
@@ -96,35 +168,40 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
   const int n0 = blockIdx.y * cfg::kBN;
   const int grp = blockIdx.z;
 
-  // ---- A loader state: this thread always loads row aRow of the tile, k rows aK0 + pass.
-  // Which taps of the row fall inside the input: one bit per tap when the kernel has at most
-  // 32 taps, else one mask per dimension.
-  const int aRow = tid % cfg::kBM;
-  const int aK0 = tid / cfg::kBM;
-  constexpr int kAPass = kThreads / cfg::kBM;
-  const i64 am = m0 + aRow;
-  const float *aBase = x;
-  unsigned maskD = 0, maskH = 0, maskW = 0, maskTap = 0;
-  if (am < kM) {
+  // ---- A loader state: lane l of warp wp copies rows (l % 8) + 8 * (wp + warps * r),
+  // r < kARows, at k = l / 8 + 4 j. Per row: which taps fall inside the input (one bit per
+  // tap when the kernel has at most 31 taps, else one mask per dimension) and the input
+  // position the taps are relative to.
+  constexpr int kWarps = kThreads / 32;
+  const int aK0 = lane >> 3;
+  const float *aBase[kARows];
+  unsigned maskD[kARows], maskH[kARows], maskW[kARows], maskTap[kARows];
+#pragma unroll
+  for (int r = 0; r < kARows; ++r) {
+    const i64 am = m0 + (lane & 7) + 8 * (warp + kWarps * r);
+    aBase[r] = x;
+    maskD[r] = maskH[r] = maskW[r] = maskTap[r] = 0;
+    if (am >= kM)
+      continue;
     const int nb = (int)(am / kOutVol);
     const int sp = (int)(am - (i64)nb * kOutVol);
     const int od = sp / kOutHW, oh = (sp / cfg::kOutW) % cfg::kOutH, ow = sp % cfg::kOutW;
     const int bd = cfg::kTransposed ? od + cfg::kPD : od * cfg::kSD - cfg::kPD;
     const int bh = cfg::kTransposed ? oh + cfg::kPH : oh * cfg::kSH - cfg::kPH;
     const int bw = cfg::kTransposed ? ow + cfg::kPW : ow * cfg::kSW - cfg::kPW;
-    maskD = tapMask<cfg::kKD, cfg::kDD, cfg::kInD>(bd);
-    maskH = tapMask<cfg::kKH, cfg::kDH, cfg::kInH>(bh);
-    maskW = tapMask<cfg::kKW, cfg::kDW, cfg::kInW>(bw);
+    maskD[r] = tapMask<cfg::kKD, cfg::kDD, cfg::kInD>(bd);
+    maskH[r] = tapMask<cfg::kKH, cfg::kDH, cfg::kInH>(bh);
+    maskW[r] = tapMask<cfg::kKW, cfg::kDW, cfg::kInW>(bw);
     if constexpr (kTapBits) {
 #pragma unroll
       for (int tap = 0; tap < kKVol; ++tap) {
         const int kd = tap / kKHW, kh = (tap / cfg::kKW) % cfg::kKH, kw = tap % cfg::kKW;
-        maskTap |= ((maskD >> kd) & (maskH >> kh) & (maskW >> kw) & 1u) << tap;
+        maskTap[r] |= ((maskD[r] >> kd) & (maskH[r] >> kh) & (maskW[r] >> kw) & 1u) << tap;
       }
     }
     // May point outside x; only dereferenced for in-range taps.
-    aBase = x + ((i64)nb * cfg::kCin + (i64)grp * kCinG) * kInVol + (i64)bd * kInHW +
-            (i64)bh * cfg::kInW + bw;
+    aBase[r] = x + ((i64)nb * cfg::kCin + (i64)grp * kCinG) * kInVol + (i64)bd * kInHW +
+               (i64)bh * cfg::kInW + bw;
   }
   // Per reduction index k: the input offset relative to aBase and which tap it is, built
   // once per block so that the K loop does no division.
@@ -134,8 +211,10 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
     const int kd = tap / kKHW, kh = (tap / cfg::kKW) % cfg::kKH, kw = tap % cfg::kKW;
     const int off = ci * (int)kInVol +
                     kSign * (kd * cfg::kDD * kInHW + kh * cfg::kDH * cfg::kInW + kw * cfg::kDW);
-    // Past K: a tap index whose mask bit is never set.
-    const int which = k >= kK ? 31 : (kTapBits ? tap : (kd | kh << 8 | kw << 16));
+    // Past K: a tap index whose mask bit is never set. With tap bits the entry is the tap's
+    // bit itself, so that the loader tests it with one AND.
+    const int which =
+        kTapBits ? int(1u << (k >= kK ? 31 : tap)) : (k >= kK ? 31 : (kd | kh << 8 | kw << 16));
     kTable[k] = make_int2(off, which);
   }
   __syncthreads();
@@ -150,16 +229,20 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
     float *bs = Bs + stage * kBStage;
     const int kb = kt * cfg::kBK;
 #pragma unroll
-    for (int p = 0; p < cfg::kBK / kAPass; ++p) {
-      const int kr = aK0 + p * kAPass;
-      const int2 e = kTable[kb + kr]; // same entry for the whole warp: a broadcast
-      bool ok;
-      if constexpr (kTapBits)
-        ok = (maskTap >> e.y) & 1u;
-      else
-        ok = e.y != 31 &&
-             ((maskD >> (e.y & 255)) & (maskH >> ((e.y >> 8) & 255)) & (maskW >> (e.y >> 16)) & 1u);
-      mma::cpAsync4(as + kr * kAStride + aRow, ok ? aBase + e.x : x, ok);
+    for (int j = 0; j < cfg::kBK / 4; ++j) {
+      const int kr = aK0 + 4 * j;
+      const int2 e = kTable[kb + kr]; // 4 entries per warp, each a broadcast
+#pragma unroll
+      for (int r = 0; r < kARows; ++r) {
+        bool ok;
+        if constexpr (kTapBits)
+          ok = (maskTap[r] & unsigned(e.y)) != 0;
+        else
+          ok = e.y != 31 && ((maskD[r] >> (e.y & 255)) & (maskH[r] >> ((e.y >> 8) & 255)) &
+                             (maskW[r] >> (e.y >> 16)) & 1u);
+        const int row = (lane & 7) + 8 * (warp + kWarps * r);
+        mma::cpAsync4(as + row * kAStride + kr, ok ? aBase[r] + e.x : x, ok);
+      }
     }
     const int k = kb + bK;
     const bool kOk = k < kK;
@@ -215,8 +298,8 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
 #pragma unroll
           for (int r = 0; r < 4; ++r)
             part[i][j][r] = 0.f;
-      mma::warpTileStep<kMI, kNI, cfg::kBK, 1, kAStride, kBStride, 1, cfg::kMath>(
-          part, As + st * kAStage + wm, Bs + st * kBStage + wn * kBStride, lane);
+      warpStep<cfg::kMath>(part, As + st * kAStage + wm * kAStride,
+                           Bs + st * kBStage + wn * kBStride, lane);
 #pragma unroll
       for (int i = 0; i < kMI; ++i)
 #pragma unroll
@@ -225,8 +308,8 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
           for (int r = 0; r < 4; ++r)
             acc[i][j][r] += part[i][j][r];
     } else {
-      mma::warpTileStep<kMI, kNI, cfg::kBK, 1, kAStride, kBStride, 1, cfg::kMath>(
-          acc, As + st * kAStage + wm, Bs + st * kBStage + wn * kBStride, lane);
+      warpStep<cfg::kMath>(acc, As + st * kAStage + wm * kAStride,
+                           Bs + st * kBStage + wn * kBStride, lane);
     }
   }
   mma::cpAsyncWait<0>();

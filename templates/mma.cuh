@@ -20,6 +20,11 @@ __device__ __forceinline__ unsigned toTf32(float x) {
   return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
 }
 
+/// TF32 operand for the tensor core without the masking op: adding half a TF32 ulp rounds to
+/// nearest (ties away) in the bits the tensor core reads; it ignores the 13 low bits, which
+/// keep garbage here. Only for values fed straight to mmaTf32, never for arithmetic.
+__device__ __forceinline__ unsigned toTf32Operand(float x) { return __float_as_uint(x) + 0x1000u; }
+
 /// 3xTF32 split: big = tf32(x), small = x - big, exact in fp32 and below half a TF32 ulp of
 /// x. The tensor core reads only the top 19 bits of `small`; what it drops is under 2^-22
 /// of x, so small needs no rounding of its own.
@@ -57,6 +62,22 @@ __device__ __forceinline__ void cpAsync4(void *smem, const void *gmem, bool vali
 __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
                "r"(bytes));
+}
+
+/// ldmatrix of four 8x8 b16 matrices, read as 8 rows of four 32-bit words each: lane l
+/// passes the address of row l % 8 of matrix l / 8 (16-byte aligned) and gets in r[j] word
+/// (lane % 4) of row (lane / 4) of matrix j, which is the m16n8k8 TF32 fragment layout.
+__device__ __forceinline__ void ldmatrixX4(unsigned (&r)[4], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smemAddr(row)));
+}
+
+/// Two-matrix ldmatrix (lanes 0-15 pass the row addresses).
+__device__ __forceinline__ void ldmatrixX2(unsigned (&r)[2], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(smemAddr(row)));
 }
 
 __device__ __forceinline__ void cpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }

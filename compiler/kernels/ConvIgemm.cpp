@@ -1,8 +1,8 @@
 //===- compiler/kernels/ConvIgemm.cpp - implicit-GEMM convolution emitter ----------===//
 //
 // Checks a ConvSpec against what templates/conv_igemm.cuh can do, picks the block tile for
-// the shape and writes the prologue. The tile is 128 rows (output positions) by up to 128
-// output channels with a 32-deep k step and eight warps; narrower channel counts get
+// the shape and writes the prologue. The tile is 128 or 256 rows (output positions) by up to
+// 128 output channels with a 32-deep k step and eight warps; narrower channel counts get
 // narrower tiles so that no block spends its tensor cores on padding.
 //
 //===--------------------------------------------------------------------------------===//
@@ -18,15 +18,16 @@ namespace {
 
 using ConvTile = ConvIgemmTile;
 
-// Measured on an H200 for S0 (docs/kernels-tensorcore.md): 256x128x32 with 16 warps
-// (64x32 warp tiles, 128 registers) beat 128x128 tiles with 8 warps by 20%; the kernel is
-// latency-bound, so more resident warps pay. 3xTF32 needs more registers (two accumulator
-// sets) and keeps 8 warps; small problems keep 128-row tiles so that every SM gets work.
+// Measured on an H200 for S0 (docs/kernels-tensorcore.md): with ldmatrix fragments,
+// 256x128x32 tiles of 8 warps (64x64 warp tiles, about 220 registers: fewer fragment loads
+// per mma) beat the same tile with 16 warps of 64x32 by 7%. 3xTF32 needs more registers
+// (two accumulator sets) and keeps 128x128; small problems keep 128-row tiles so that every
+// SM gets work.
 ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
   bool tf32 = math == MathMode::Tf32;
   if (coutPerGroup > 64) {
     if (tf32 && rows >= int64_t(256) * 132 * 2)
-      return {256, 128, 32, 4, 4, 3, 1};
+      return {256, 128, 32, 4, 2, 3, 1};
     return {128, 128, 32, 2, 4, 4, 1};
   }
   if (coutPerGroup > 32)
@@ -82,8 +83,8 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
       s.Cin / s.groups * volume(s.kernel) > kMax)
     return no("one image or the reduction is too large for 32-bit offsets");
   // The k table (8 bytes per reduction index) shares shared memory with at least two stages
-  // of the largest tile (256x128x32: 52 KiB each).
-  if ((s.Cin / s.groups) * volume(s.kernel) * 8 + 2 * 52224 > 227 * 1024)
+  // of the largest tile (256x128x32: 54 KiB each).
+  if ((s.Cin / s.groups) * volume(s.kernel) * 8 + 2 * 55296 > 227 * 1024)
     return no("the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
   if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
     return no("too many output positions for the grid");
@@ -114,9 +115,10 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   const int64_t coutG = s.Cout / s.groups, cinG = s.Cin / s.groups;
   ConvTile tile = tileIn;
   const int threads = 32 * tile.warpsM * tile.warpsN;
+  // A loader: each warp copies groups of 8 rows; B loader: whole k rows per pass.
   if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
-      threads % tile.bm || threads % tile.bk || tile.bn % (threads / tile.bk) ||
-      tile.bk % (threads / tile.bm) || tile.stages < 2)
+      tile.bm % (8 * (threads / 32)) || threads % tile.bk || tile.bn % (threads / tile.bk) ||
+      tile.stages < 2)
     return makeError(s.kernelName + ": conv_igemm tile " + std::to_string(tile.bm) + "x" +
                      std::to_string(tile.bn) + "x" + std::to_string(tile.bk) +
                      " does not fit its warps");
@@ -124,7 +126,7 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   // Deep reductions give up stages before they give up the table.
   const int64_t kPadded = (cinG * volume(s.kernel) + tile.bk - 1) / tile.bk * tile.bk;
   auto smemBytes = [&](int stages) {
-    return int64_t(stages) * (tile.bk * (tile.bm + 8) + tile.bn * (tile.bk + 4)) * 4 + kPadded * 8;
+    return int64_t(stages) * (tile.bm + tile.bn) * (tile.bk + 4) * 4 + kPadded * 8;
   };
   constexpr int64_t kSmemLimit = 227 * 1024;
   while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
