@@ -85,22 +85,22 @@ template <int KS, int DIL, int IN> __device__ __forceinline__ unsigned tapMask(i
   return mask;
 }
 
-/// One warp's share of a stage: acc[kMI][kNI] += A(16kMI x kBK) * B(kBK x 8kNI). A and B are
+/// One warp's share of one k8 slice kk of a stage: acc[kMI][kNI] += A(16kMI x 8) * B(8 x 8kNI).
+/// A and B are
 /// [row][k] with 16-byte aligned rows, so one ldmatrix.x4 brings a whole A fragment, or the
 /// b0/b1 fragments of two n8 tiles (instead of four 4-byte loads per fragment). In TF32
 /// the operands are rounded by one add (toTf32Operand): with 4x4 warps every element is
 /// converted by four warps, so the conversion is a large share of the non-mma instructions.
 template <int MATH>
 __device__ __forceinline__ void warpStep(float (&acc)[kMI][kNI][4], const float *As,
-                                         const float *Bs, int lane) {
+                                         const float *Bs, int lane, int kk) {
   namespace mma = sinter::mma;
   // ldmatrix row supplied by this lane: n row (lane % 8) of tile pair half (lane / 16), k half
   // ((lane / 8) % 2).
   const float *bRow = Bs + ((lane >> 4) * 8 + (lane & 7)) * kBStride + ((lane >> 3) & 1) * 4;
   // A: matrix j = lane / 8 is rows +8 (j odd) and k +4 (j >= 2): a0, a1, a2, a3 of m16n8k8.
   const float *aRow = As + ((lane & 7) + ((lane >> 3) & 1) * 8) * kAStride + (lane >> 4) * 4;
-#pragma unroll
-  for (int kk = 0; kk < cfg::kBK; kk += 8) {
+  {
     unsigned braw[kNI][2], bb[kNI][2], bs[kNI][2];
 #pragma unroll
     for (int ni = 0; ni + 1 < kNI; ni += 2) {
@@ -224,12 +224,18 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
   const int bN0 = tid / cfg::kBK;
   constexpr int kBPass = kThreads / cfg::kBK;
 
-  auto loadTile = [&](int kt, int stage) {
+  // Part q of kSteps of a stage's copies: the main loop issues one part before each k8 slice
+  // so that the loader's address arithmetic and copies interleave with the mma instructions
+  // (with two warps per scheduler, a burst of copies before the slices left the tensor pipe
+  // idle).
+  constexpr int kSteps = cfg::kBK / 8;
+  auto loadPart = [&](int kt, int stage, int q) {
     float *as = As + stage * kAStage;
     float *bs = Bs + stage * kBStage;
     const int kb = kt * cfg::kBK;
+    constexpr int kJ = cfg::kBK / 4, kP = cfg::kBN / kBPass;
 #pragma unroll
-    for (int j = 0; j < cfg::kBK / 4; ++j) {
+    for (int j = q * kJ / kSteps; j < (q + 1) * kJ / kSteps; ++j) {
       const int kr = aK0 + 4 * j;
       const int2 e = kTable[kb + kr]; // 4 entries per warp, each a broadcast
 #pragma unroll
@@ -255,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
       wOff = (i64)grp * kCoutG * kK + k;
     }
 #pragma unroll
-    for (int p = 0; p < cfg::kBN / kBPass; ++p) {
+    for (int p = q * kP / kSteps; p < (q + 1) * kP / kSteps; ++p) {
       const int nr = bN0 + p * kBPass;
       const int n = n0 + nr;
       const bool ok = kOk && n < kCoutG;
@@ -277,18 +283,22 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
 
 #pragma unroll
   for (int s = 0; s < cfg::kStages - 1; ++s) {
-    if (s < kKTiles)
-      loadTile(s, s);
+    if (s < kKTiles) {
+#pragma unroll
+      for (int q = 0; q < kSteps; ++q)
+        loadPart(s, s, q);
+    }
     mma::cpAsyncCommit();
   }
   for (int kt = 0; kt < kKTiles; ++kt) {
     mma::cpAsyncWait<cfg::kStages - 2>();
     __syncthreads();
     const int next = kt + cfg::kStages - 1;
-    if (next < kKTiles)
-      loadTile(next, next % cfg::kStages);
-    mma::cpAsyncCommit();
+    const bool load = next < kKTiles;
+    const int ns = next % cfg::kStages;
     const int st = kt % cfg::kStages;
+    const float *as = As + st * kAStage + wm * kAStride;
+    const float *bs = Bs + st * kBStage + wn * kBStride;
     if constexpr (kTwoLevel) {
       float part[kMI][kNI][4];
 #pragma unroll
@@ -298,8 +308,12 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
 #pragma unroll
           for (int r = 0; r < 4; ++r)
             part[i][j][r] = 0.f;
-      warpStep<cfg::kMath>(part, As + st * kAStage + wm * kAStride,
-                           Bs + st * kBStage + wn * kBStride, lane);
+#pragma unroll
+      for (int q = 0; q < kSteps; ++q) {
+        if (load)
+          loadPart(next, ns, q);
+        warpStep<cfg::kMath>(part, as, bs, lane, q * 8);
+      }
 #pragma unroll
       for (int i = 0; i < kMI; ++i)
 #pragma unroll
@@ -308,9 +322,14 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
           for (int r = 0; r < 4; ++r)
             acc[i][j][r] += part[i][j][r];
     } else {
-      warpStep<cfg::kMath>(acc, As + st * kAStage + wm * kAStride,
-                           Bs + st * kBStage + wn * kBStride, lane);
+#pragma unroll
+      for (int q = 0; q < kSteps; ++q) {
+        if (load)
+          loadPart(next, ns, q);
+        warpStep<cfg::kMath>(acc, as, bs, lane, q * 8);
+      }
     }
+    mma::cpAsyncCommit();
   }
   mma::cpAsyncWait<0>();
   __syncthreads();

@@ -20,7 +20,8 @@ using ConvTile = ConvIgemmTile;
 
 // Measured on an H200 for S0 (docs/kernels-tensorcore.md): with ldmatrix fragments,
 // 256x128x32 tiles of 8 warps (64x64 warp tiles, about 220 registers: fewer fragment loads
-// per mma) beat the same tile with 16 warps of 64x32 by 7%. 3xTF32 needs more registers
+// per mma) beat the same tile with 16 warps of 64x32 (2.56 vs 2.61 ms); 2 stages or 64-deep
+// k steps did not pay. 3xTF32 needs more registers
 // (two accumulator sets) and keeps 128x128; small problems keep 128-row tiles so that every
 // SM gets work.
 ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
