@@ -5,7 +5,7 @@
 // per-channel statistics pass and layer norm). The emitters turn a spec into a KernelSource
 // (CUDA text with every shape baked in, launch configuration, workspace) for the templates
 // elementwise.cuh, reduce.cuh, softmax.cuh, pool.cuh, channel_stats.cuh and layer_norm.cuh.
-// Slots (docs/TEAM-NOTES.md): the input is slot 0, the output slot `outSlot` (3 unless the
+// Slots (docs/kernel-abi.md): the input is slot 0, the output slot `outSlot` (3 unless the
 // planner says otherwise); functors may read extra operands from slots 8..15. A spec that no
 // kernel can run (empty tensors, dims out of range, a window larger than the padded input)
 // gives an llvm::Error naming the kernel.

@@ -2,7 +2,7 @@
 //
 // The planner (compiler/Plan.cpp) describes each anchor kernel it wants with one of these
 // structs; the emitters of compiler/kernels/ turn them into KernelSource values (CUDA text
-// with every shape baked in). Slots follow docs/TEAM-NOTES.md: conv 0 x, 1 w, 2 bias, 3 y,
+// with every shape baked in). Slots follow docs/kernel-abi.md: conv 0 x, 1 w, 2 bias, 3 y,
 // 4 stats, 5 scale/shift, 8..15 extra epilogue operands; gemm 0 A, 1 B, 2 bias, 3 C,
 // 4 row reduction, 6 gamma, 7 beta, 8..15 extra epilogue operands.
 //
