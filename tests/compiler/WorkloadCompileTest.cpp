@@ -20,6 +20,11 @@ struct Case {
   Precision precision;
 };
 
+/// Test logs name the case instead of dumping its bytes.
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.file << " " << c.arch << " " << precisionName(c.precision).str();
+}
+
 class WorkloadCompile : public ::testing::TestWithParam<Case> {};
 
 TEST_P(WorkloadCompile, EveryKernelCompiles) {

@@ -126,6 +126,9 @@ const OpCase kOpCases[] = {
      "graph g(%x: f32[4,6]) { %e = relu(%x) %f = flatten(%e) return %f }"},
 };
 
+/// Test logs name the case instead of dumping its bytes.
+void PrintTo(const OpCase &c, std::ostream *os) { *os << c.name; }
+
 class GpuOp : public ::testing::TestWithParam<OpCase> {};
 
 TEST_P(GpuOp, MatchesReference) {

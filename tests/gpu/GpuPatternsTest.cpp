@@ -69,6 +69,9 @@ const PatternCase kPatternCases[] = {
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},
 };
 
+/// Test logs name the case instead of dumping its bytes.
+void PrintTo(const PatternCase &c, std::ostream *os) { *os << c.name; }
+
 class GpuPattern : public ::testing::TestWithParam<PatternCase> {};
 
 TEST_P(GpuPattern, FusesAsExpectedAndMatchesReference) {
