@@ -28,6 +28,13 @@ std::optional<Precision> parsePrecision(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+double referenceTolerance(const PlanResult &plan) {
+  for (const PlannedKernel &k : plan.kernels)
+    if (k.math == MathMode::Tf32)
+      return 2e-3;
+  return 1e-5;
+}
+
 PlanBuilder::PlanBuilder(const Graph &g, const FusionResult &f, const PlanOptions &o)
     : graph(g), fusion(f), options(o) {
   ExecutablePlan &plan = result_.plan;

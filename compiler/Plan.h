@@ -45,6 +45,11 @@ struct PlanResult {
 llvm::Expected<PlanResult> planGraph(const Graph &graph, const FusionResult &fusion,
                                      const PlanOptions &options);
 
+/// The relative L2 error a plan's results may show against the float64 reference
+/// (ARCHITECTURE.md, "Precision"): 1e-5 when every kernel is fp32-accurate (FFMA or
+/// 3xTF32), 2e-3 when one multiplies in single TF32.
+double referenceTolerance(const PlanResult &plan);
+
 /// "auto", "fp32" or "tf32".
 llvm::StringRef precisionName(Precision p);
 std::optional<Precision> parsePrecision(llvm::StringRef name);

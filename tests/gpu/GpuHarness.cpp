@@ -59,9 +59,8 @@ GpuRun runAndCompare(const Graph &graph, uint64_t seed, Precision precision,
     ADD_FAILURE() << "compile: " << llvm::toString(compiled.takeError());
     return run;
   }
+  run.tolerance = referenceTolerance(compiled->pipeline.plan);
   for (const PlannedKernel &k : compiled->pipeline.plan.kernels) {
-    if (k.math == MathMode::Tf32)
-      run.tolerance = 2e-3;
     run.kernelList += "  " + k.source.name + " (" + k.source.templateName + ", " +
                       k.source.tileConfig + ")\n";
   }

@@ -117,6 +117,17 @@ TEST_F(ToolsGpuTest, CheckPasses) {
   }
 }
 
+TEST_F(ToolsGpuTest, CheckFailsOverItsTolerance) {
+  SKIP_WITHOUT_GPU();
+  // fp32 arithmetic cannot reach 1e-12 against float64: the check must fail, say so in one
+  // line naming the output, and exit 1.
+  Outcome o = sinterc("check " + path("tiny.sir") + " --seed 11 --tolerance 1e-12");
+  EXPECT_EQ(o.status, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("FAIL"), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("sinterc: check failed: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("over the tolerance 1e-12"), std::string::npos) << o.err;
+}
+
 TEST_F(ToolsGpuTest, RunRefusesBundleOfAnotherArch) {
   SKIP_WITHOUT_GPU();
   auto ctx = gpu();

@@ -30,6 +30,7 @@ struct CheckCmdOptions {
   std::string file;
   uint64_t seed = 0;
   unsigned refThreads = 0;
+  double tolerance = 0; ///< 0: the precision's tolerance
   CompileFlags flags;
 };
 
@@ -46,7 +47,8 @@ llvm::Error runCheck(const CheckCmdOptions &opts) {
   bool tf32 = false;
   for (const PlannedKernel &k : compiled->pipeline.plan.kernels)
     tf32 |= k.math == MathMode::Tf32;
-  double tolerance = tf32 ? 2e-3 : 1e-5;
+  double tolerance =
+      opts.tolerance > 0 ? opts.tolerance : referenceTolerance(compiled->pipeline.plan);
 
   auto exe = Executable::create(compiled->pipeline.plan.plan, std::move(compiled->kernels));
   if (!exe)
@@ -102,6 +104,9 @@ Subcommand registerCheck(CLI::App &app) {
       "  sinterc check s0.sir --precision fp32 --seed 7\n");
   sub->add_option("file", opts->file, "The .sir file")->required();
   sub->add_option("--seed", opts->seed, "Seed of the random data (default 0)");
+  sub->add_option("--tolerance", opts->tolerance,
+                  "Relative L2 error allowed (default: the precision's, 1e-5 or 2e-3)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--ref-threads", opts->refThreads,
                   "Threads of the CPU reference (default: all hardware threads)");
   addCompileFlags(sub, opts->flags);
