@@ -137,55 +137,51 @@ using MatchResult = std::optional<std::string>; // nullopt = matched, else why n
 bool isConvAnchor(OpKind k) { return k == OpKind::Conv || k == OpKind::ConvTranspose; }
 bool isStatsNorm(OpKind k) { return k == OpKind::GroupNorm || k == OpKind::InstanceNorm; }
 
-/// The consumer of the chain's end value that a tail pattern wants, or the reason it fails.
-MatchResult tailConsumer(const Context &ctx, ValueId end, const std::string &stop,
-                         int &consumer) {
-  if (auto why = ctx.singleFreeConsumer(end, consumer))
+/// The part every norm-tail pattern shares: an anchor `anchorOk` accepts, its elementwise
+/// epilogue, then a norm `normOk` accepts as the epilogue's single consumer. Sets g.epilogue
+/// and g.norm; the reason it fails otherwise.
+MatchResult matchNormHead(const Context &ctx, int root, FusionGroup &g,
+                          bool (*anchorOk)(OpKind), const char *anchorWhy,
+                          bool (*normOk)(OpKind), const char *normWhy) {
+  const Op &anchor = ctx.op(root);
+  if (!anchorOk(anchor.kind))
+    return std::string(anchorWhy);
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int consumer = -1;
+  if (ctx.singleFreeConsumer(end, consumer))
     return "epilogue stops at " + stop;
+  const Op &norm = ctx.op(consumer);
+  // Only norms whose statistics the anchor's epilogue can gather fit.
+  if (!normOk(norm.kind))
+    return "epilogue stops at " + stop + "; " + norm.name().str() + " is not " + normWhy;
+  if (norm.operands[0].value != end)
+    return ctx.name(end) + " is not the normalised operand";
+  g.norm = consumer;
   return std::nullopt;
+}
+
+/// Conv anchors with per-(n, group of channels) statistics: the NCHW-like layout keeps them
+/// per (n, c) plane.
+MatchResult matchConvNormHead(const Context &ctx, int root, FusionGroup &g) {
+  return matchNormHead(ctx, root, g, isConvAnchor, "the anchor is not a convolution",
+                       isStatsNorm, "group_norm or instance_norm");
 }
 
 /// conv -> elementwise* -> group_norm|instance_norm -> elementwise*.
 MatchResult matchNorm(const Context &ctx, int root, FusionGroup &g) {
-  const Op &anchor = ctx.op(root);
-  // The statistics live per (n, channel) of an NCHW-like output.
-  if (!isConvAnchor(anchor.kind))
-    return "the anchor is not a convolution";
-  std::string stop;
-  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
-  int consumer = -1;
-  if (auto why = tailConsumer(ctx, end, stop, consumer))
+  if (MatchResult why = matchConvNormHead(ctx, root, g))
     return why;
-  const Op &norm = ctx.op(consumer);
-  // Only norms whose statistics are per (n, group of channels) fit the epilogue.
-  if (!isStatsNorm(norm.kind))
-    return "epilogue stops at " + stop + "; " + norm.name().str() +
-           " is not group_norm or instance_norm";
-  if (norm.operands[0].value != end)
-    return ctx.name(end) + " is not the normalised operand";
-  g.norm = consumer;
-  std::string stop2;
-  ValueId out = followChain(ctx, norm.result, g.normEpilogue, stop2);
-  g.output = out;
+  std::string stop;
+  g.output = followChain(ctx, ctx.op(g.norm).result, g.normEpilogue, stop);
   return std::nullopt;
 }
 
 /// conv -> elementwise* -> group_norm|instance_norm -> mean|sum over spatial (and C) dims.
 MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
-  const Op &anchor = ctx.op(root);
-  if (!isConvAnchor(anchor.kind))
-    return "the anchor is not a convolution";
-  std::string stop;
-  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
-  int normIdx = -1;
-  if (auto why = tailConsumer(ctx, end, stop, normIdx))
+  if (MatchResult why = matchConvNormHead(ctx, root, g))
     return why;
-  const Op &norm = ctx.op(normIdx);
-  if (!isStatsNorm(norm.kind))
-    return "epilogue stops at " + stop + "; " + norm.name().str() +
-           " is not group_norm or instance_norm";
-  if (norm.operands[0].value != end)
-    return ctx.name(end) + " is not the normalised operand";
+  const Op &norm = ctx.op(g.norm);
   int redIdx = -1;
   if (auto why = ctx.singleFreeConsumer(norm.result, redIdx))
     return "after the norm: " + *why;
@@ -204,7 +200,6 @@ MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
   // Reducing part of a channel's plane would need per-position values, not sums.
   if (!spatial && !channelsToo)
     return red.name().str() + " must reduce all spatial dims (and optionally C)";
-  g.norm = normIdx;
   g.reduce = redIdx;
   g.output = red.result;
   return std::nullopt;
@@ -219,16 +214,11 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   // The norm groups must be columns of one output row.
   if (yt.rank() != 2)
     return "linear output is not 2-D";
-  std::string stop;
-  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
-  int normIdx = -1;
-  if (auto why = tailConsumer(ctx, end, stop, normIdx))
+  if (MatchResult why = matchNormHead(
+          ctx, root, g, [](OpKind k) { return k == OpKind::Linear; }, "the anchor is not linear",
+          [](OpKind k) { return k == OpKind::GroupNorm; }, "group_norm"))
     return why;
-  const Op &norm = ctx.op(normIdx);
-  if (norm.kind != OpKind::GroupNorm)
-    return "epilogue stops at " + stop + "; " + norm.name().str() + " is not group_norm";
-  if (norm.operands[0].value != end)
-    return ctx.name(end) + " is not the normalised operand";
+  const Op &norm = ctx.op(g.norm);
   int64_t cols = yt.shape[1] / norm.getInt("groups");
   // A group has to fit inside one warp's columns of a GEMM tile (up to 128 wide, split in
   // power-of-two spans of at least 8 columns).
@@ -239,7 +229,7 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   llvm::SmallVector<int, 8> post;
   ValueId afterNorm = followChain(ctx, norm.result, post, stop2);
   int redIdx = -1;
-  if (auto why = ctx.singleFreeConsumer(afterNorm, redIdx))
+  if (ctx.singleFreeConsumer(afterNorm, redIdx))
     return "after the norm: " + stop2;
   const Op &red = ctx.op(redIdx);
   if (red.kind != OpKind::Min && red.kind != OpKind::Max && red.kind != OpKind::Sum)
@@ -247,7 +237,6 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   IntList dims = red.getInts("dims");
   if (dims.size() != 1 || (dims[0] != 1 && dims[0] != -1))
     return red.name().str() + " must reduce dim 1 only";
-  g.norm = normIdx;
   g.normEpilogue = post;
   g.reduce = redIdx;
   g.output = red.result;

@@ -7,6 +7,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/TensorCoreMath.h"
 
 #include "ir/Error.h"
 
@@ -38,27 +39,6 @@ ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
 
 int64_t volume(const std::array<int64_t, 3> &a) { return a[0] * a[1] * a[2]; }
 
-int mathConstant(MathMode m) {
-  switch (m) {
-  case MathMode::Tf32:
-    return 1;
-  case MathMode::Ffma:
-  case MathMode::Tf32x3:
-    return 2;
-  }
-  llvm_unreachable("unknown math mode");
-}
-
-const char *mathName(MathMode m) {
-  switch (m) {
-  case MathMode::Tf32:
-    return "tf32";
-  case MathMode::Ffma:
-  case MathMode::Tf32x3:
-    return "3xtf32";
-  }
-  llvm_unreachable("unknown math mode");
-}
 
 } // namespace
 
@@ -161,7 +141,7 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   w.constant("kWarpsN", tile.warpsN);
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
-  w.constant("kMath", mathConstant(s.math));
+  w.constant("kMath", tensorCoreMathConstant(s.math));
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -175,7 +155,7 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   k.launch.sharedBytes = unsigned(smemBytes(tile.stages));
   k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
                  std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
-                 " warps, " + std::to_string(tile.stages) + " stages, " + mathName(s.math) +
+                 " warps, " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * volume(s.kernel));
   k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * volume(s.kernel) +

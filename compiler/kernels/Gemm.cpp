@@ -8,6 +8,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/Gemm.h"
+#include "compiler/kernels/TensorCoreMath.h"
 
 #include "ir/Error.h"
 
@@ -18,27 +19,6 @@ namespace sinter {
 
 namespace {
 
-int mathConstant(MathMode m) {
-  switch (m) {
-  case MathMode::Tf32:
-    return 1;
-  case MathMode::Ffma:
-  case MathMode::Tf32x3:
-    return 2;
-  }
-  llvm_unreachable("unknown math mode");
-}
-
-const char *mathName(MathMode m) {
-  switch (m) {
-  case MathMode::Tf32:
-    return "tf32";
-  case MathMode::Ffma:
-  case MathMode::Tf32x3:
-    return "3xtf32";
-  }
-  llvm_unreachable("unknown math mode");
-}
 
 int rowReduceConstant(GemmSpec::RowReduce r) {
   switch (r) {
@@ -129,7 +109,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constant("kWarpsN", tile.warpsN);
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
-  w.constant("kMath", mathConstant(s.math));
+  w.constant("kMath", tensorCoreMathConstant(s.math));
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
 
@@ -144,7 +124,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   k.launch.sharedBytes = unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
   k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
                  std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
-                 " warps, " + std::to_string(tile.stages) + " stages, " + mathName(s.math) +
+                 " warps, " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
