@@ -33,13 +33,11 @@ struct CompileCmdOptions {
 };
 
 llvm::Error runCompile(const CompileCmdOptions &opts) {
-  auto graph = loadGraph(opts.file, opts.flags.graph);
-  if (!graph)
-    return graph.takeError();
-  auto jopts = jitOptions(opts.flags);
-  if (!jopts)
-    return jopts.takeError();
-  auto compiled = compileGraph(*graph, *jopts);
+  auto input = loadForCompile(opts.file, opts.flags);
+  if (!input)
+    return input.takeError();
+  const Graph *graph = &input->graph;
+  auto compiled = compileGraph(*graph, input->options);
   if (!compiled)
     return compiled.takeError();
   const ExecutablePlan &plan = compiled->pipeline.plan.plan;

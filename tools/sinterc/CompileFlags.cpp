@@ -51,6 +51,16 @@ llvm::Expected<JitOptions> jitOptions(const CompileFlags &flags) {
   return o;
 }
 
+llvm::Expected<GraphToCompile> loadForCompile(llvm::StringRef file, const CompileFlags &flags) {
+  auto graph = loadGraph(file, flags.graph);
+  if (!graph)
+    return graph.takeError();
+  auto options = jitOptions(flags);
+  if (!options)
+    return options.takeError();
+  return GraphToCompile{std::move(*graph), std::move(*options)};
+}
+
 ProgressFn terminalProgress() {
   if (!::isatty(STDERR_FILENO))
     return {};

@@ -27,12 +27,11 @@ struct ExplainCmdOptions {
 };
 
 llvm::Error runExplain(const ExplainCmdOptions &opts) {
-  auto graph = loadGraph(opts.file, opts.flags.graph);
-  if (!graph)
-    return graph.takeError();
-  auto jopts = jitOptions(opts.flags);
-  if (!jopts)
-    return jopts.takeError();
+  auto input = loadForCompile(opts.file, opts.flags);
+  if (!input)
+    return input.takeError();
+  const Graph *graph = &input->graph;
+  const JitOptions *jopts = &input->options;
   auto result = runPipeline(*graph, {jopts->precision, jopts->arch, false});
   if (!result)
     return result.takeError();

@@ -128,14 +128,11 @@ llvm::Error runRun(const RunCmdOptions &opts) {
       graph = std::move(*g);
     }
   } else {
-    auto g = loadGraph(opts.target, opts.flags.graph);
-    if (!g)
-      return g.takeError();
-    graph = std::move(*g);
-    auto jopts = jitOptions(opts.flags);
-    if (!jopts)
-      return jopts.takeError();
-    auto jitted = jit(*graph, *jopts);
+    auto input = loadForCompile(opts.target, opts.flags);
+    if (!input)
+      return input.takeError();
+    graph = std::move(input->graph);
+    auto jitted = jit(*graph, input->options);
     if (!jitted)
       return jitted.takeError();
     exe = std::move(*jitted);
