@@ -13,16 +13,20 @@
 // coalesced. For a transposed convolution with stride s, kVH and kVW are multiples of s and
 // patches start at a fixed output phase; which tap reaches which output is then known at
 // compile time (taps that would land on inserted zeros are never issued), so the kernel does
-// only the useful work of the phase decomposition. Depth taps are checked at run time (the
-// check is uniform over a warp except where a warp straddles two depths). With kPipeline
+// only the useful work of the phase decomposition. When the emitter proves that every patch
+// row starts at an even column of an even-width input (kVecX == 2), patch rows are loaded as
+// float2, and with kVecStore output pairs are stored as float2. Depth taps are checked at run time
+// (the check is uniform over a warp except where a warp straddles two depths). With kPipeline
 // (chosen by the emitter when a patch feeds few FMAs, so its own work cannot hide the load
 // latency) the next input patch is loaded while the current one is used.
 //
 // The weights of the block's channels are staged once in shared memory in the order
 // [ci][tap][channel] so that a thread fetches the kCB weights of a tap with 16-byte
-// broadcast loads. Per-(n, c) statistics (sum and sum of squares of the epilogue's output) are
-// reduced in registers, then over the warp and the block, and added with one double atomic
-// per (n, c, block).
+// broadcast loads. Those broadcasts move 16 bytes into every lane, so the emitter keeps the
+// ratio of FMAs to weight loads high (several output positions per weight). Per-(n, c)
+// statistics (sum and sum of squares of the epilogue's output) are reduced in registers, then
+// over the warp with a reduce-scatter (each shuffle step halves the values a lane holds), then
+// over the block, and added with one double atomic per (n, c, block).
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue.
 // The prologue defines, in namespace cfg, the constants used below and `struct Epilogue`
@@ -37,7 +41,9 @@ namespace sinter {
 namespace conv_direct {
 
 __host__ __device__ constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
-__host__ __device__ constexpr int floorDiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+__host__ __device__ constexpr int floorDiv(int a, int b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 
 /// The tap pattern of one blocked dim. Output j of a patch (relative to the patch origin)
 /// and tap k meet input (relative to the patch's input base) off(j, k) when hit(j, k).
@@ -45,7 +51,9 @@ __host__ __device__ constexpr int floorDiv(int a, int b) { return a >= 0 ? a / b
 /// (j - k*D) divides by S, which is a compile-time fact because patches start at a phase
 /// where o + P is a multiple of S.
 template <bool Transposed, int S, int Dil, int V, int K> struct Dim {
-  __host__ __device__ static constexpr bool hit(int j, int k) { return !Transposed || (j - k * Dil) % S == 0; }
+  __host__ __device__ static constexpr bool hit(int j, int k) {
+    return !Transposed || (j - k * Dil) % S == 0;
+  }
   __host__ __device__ static constexpr int off(int j, int k) {
     return Transposed ? floorDiv(j - k * Dil, S) : j * S + k * Dil;
   }
@@ -81,7 +89,8 @@ constexpr int kTaps = kKD * kKH * kKW;
 constexpr int kWeightFloats = kCinG * kTaps * kCB;
 } // namespace cfg
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
+extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
   using namespace cfg;
   using sinter::i64;
   using DimH = sinter::conv_direct::Dim<kTransposed, kSH, kDH, kVH, kKH>;
@@ -92,6 +101,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
                 "transposed patches must cover whole phases");
   static_assert(kN >= 1 && kCin % kCinG == 0, "bad channel counts");
   static_assert(!kWeightsShared || kWeightFloats * 4 <= 40 * 1024, "weights too large");
+  static_assert(kVecX == 1 || (kVecX == 2 && kPW % 2 == 0 && kIW % 2 == 0),
+                "float2 patch rows need an even patch width and input width");
+  static_assert(!kVecStore || (kVW % 2 == 0 && kOW % 2 == 0 && kAlignW % 2 == 0),
+                "float2 stores need even output pairs");
+  static_assert(!kClampTiles || (!kTransposed && kPadH == 0 && kPadW == 0 && kOH >= kVH &&
+                                 kOW >= kVW && (kVecX == 1 || (kOW - kVW) % 2 == 0)),
+                "clamped tiles need an unpadded convolution at least one patch wide");
 
   __shared__ __align__(16) float sw[kWeightsShared ? kWeightFloats : 4];
 
@@ -119,7 +135,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   const int wb = (int)(t % kWBlocks);
   const int hb = (int)((t / kWBlocks) % kHBlocks);
   const int od = (int)(t / ((i64)kWBlocks * kHBlocks));
-  const int oh0 = hb * kVH - kAlignH, ow0 = wb * kVW - kAlignW;
+  // The block's nominal first output row and column. With kClampTiles (a convolution without
+  // H/W padding) the last blocks along H and W are moved back to end at the output's edge, so
+  // that every patch lies inside the input and loads need no checks; the outputs they repeat
+  // belong to the previous block and are skipped in the epilogue.
+  const int ohN = hb * kVH - kAlignH, owN = wb * kVW - kAlignW;
+  const int oh0 = kClampTiles ? min(ohN, kOH - kVH) : ohN;
+  const int ow0 = kClampTiles ? min(owN, kOW - kVW) : owN;
 
   float acc[kCB][kVH][kVW];
 #pragma unroll
@@ -213,7 +235,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       colOff[q] = iw < 0 ? 0 : iw >= kIW ? kIW - 1 : iw;
     }
     const float *xn = x + (i64)(n * kCin + g * kCinG) * kID * kIH * kIW;
-    auto loadPatch = [&](float (&p)[kPH][kPW], int ci, int kd) {
+    auto loadPatch = [&](float(&p)[kPH][kPW], int ci, int kd) {
       int id;
       if constexpr (kTransposed)
         id = (od + kPadD - kd * kDD) / kSD;
@@ -275,14 +297,42 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
         const float *xd = xc + (i64)id * kIH * kIW;
 
         float patch[kPH][kPW];
+        if constexpr (kClampTiles) {
+          // The whole patch is inside the input: one base address and constant offsets.
+          const float *xp = xd + ihBase * kIW + iwBase;
 #pragma unroll
-        for (int r = 0; r < kPH; ++r) {
+          for (int r = 0; r < kPH; ++r) {
+#pragma unroll
+            for (int q = 0; q < kPW; q += kVecX) {
+              if constexpr (kVecX == 2) {
+                const float2 v = __ldg(reinterpret_cast<const float2 *>(xp + r * kIW + q));
+                patch[r][q] = v.x, patch[r][q + 1] = v.y;
+              } else {
+                patch[r][q] = __ldg(xp + r * kIW + q);
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < kPH && !kClampTiles; ++r) {
           const int ih = ihBase + r;
           const bool rowOk = ih >= 0 && ih < kIH;
+          if constexpr (kVecX == 2) {
+            // iw is even and kIW is even: a pair is wholly inside the row or wholly outside.
 #pragma unroll
-          for (int q = 0; q < kPW; ++q) {
-            const int iw = iwBase + q;
-            patch[r][q] = rowOk && iw >= 0 && iw < kIW ? __ldg(xd + ih * kIW + iw) : 0.f;
+            for (int q = 0; q < kPW; q += 2) {
+              const int iw = iwBase + q;
+              const float2 v = rowOk && iw >= 0 && iw < kIW
+                                   ? __ldg(reinterpret_cast<const float2 *>(xd + ih * kIW + iw))
+                                   : make_float2(0.f, 0.f);
+              patch[r][q] = v.x, patch[r][q + 1] = v.y;
+            }
+          } else {
+#pragma unroll
+            for (int q = 0; q < kPW; ++q) {
+              const int iw = iwBase + q;
+              patch[r][q] = rowOk && iw >= 0 && iw < kIW ? __ldg(xd + ih * kIW + iw) : 0.f;
+            }
           }
         }
 
@@ -295,55 +345,115 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   const cfg::Epilogue epilogue;
   float *__restrict__ y = sinter::slot<float>(b, 3);
   const float *__restrict__ bias = sinter::slot<const float>(b, 2);
-  float sum[kCB], sq[kCB];
+  // Which outputs of the patch this thread owns (clamped tiles lie inside the output and
+  // skip what the previous block computes).
+  bool rowOk[kVH], colOk[kVW];
+#pragma unroll
+  for (int j = 0; j < kVH; ++j)
+    rowOk[j] = kClampTiles ? oh0 + j >= ohN : oh0 + j >= 0 && oh0 + j < kOH;
+#pragma unroll
+  for (int i = 0; i < kVW; ++i)
+    colOk[i] = kClampTiles ? ow0 + i >= owN : ow0 + i >= 0 && ow0 + i < kOW;
+  // red[2c] and red[2c + 1]: this thread's sum and sum of squares for channel c.
+  float red[2 * kCB];
 #pragma unroll
   for (int c = 0; c < kCB; ++c) {
-    sum[c] = 0.f, sq[c] = 0.f;
+    red[2 * c] = 0.f, red[2 * c + 1] = 0.f;
     const int co = g * kCoutG + co0 + c;
-    if (!active || co0 + c >= kCoutG)
+    if (!active || (kCoutG % kCB != 0 && co0 + c >= kCoutG))
       continue;
     const float bv = kHasBias ? __ldg(bias + co) : 0.f;
 #pragma unroll
     for (int j = 0; j < kVH; ++j) {
       const int oh = oh0 + j;
-      if (oh < 0 || oh >= kOH)
+      if (!rowOk[j])
         continue;
+      const i64 rowBase = ((i64)od * kOH + oh) * kOW;
+      float v[kVW];
+      bool ok[kVW];
 #pragma unroll
       for (int i = 0; i < kVW; ++i) {
         const int ow = ow0 + i;
-        if (ow < 0 || ow >= kOW)
+        ok[i] = colOk[i];
+        v[i] = 0.f;
+        if (!ok[i])
           continue;
-        const i64 s = ((i64)od * kOH + oh) * kOW + ow;
-        const float v = epilogue(acc[c][j][i] + bv, n, co, s, b);
-        if constexpr (kStoreOutput)
-          y[((i64)n * kCout + co) * kOD * kOH * kOW + s] = v;
+        v[i] = epilogue(acc[c][j][i] + bv, n, co, rowBase + ow, b);
         if constexpr (kAccStats) {
-          sum[c] += v;
-          sq[c] = fmaf(v, v, sq[c]);
+          red[2 * c] += v[i];
+          red[2 * c + 1] = fmaf(v[i], v[i], red[2 * c + 1]);
+        }
+      }
+      if constexpr (kStoreOutput) {
+        float *yr = y + ((i64)n * kCout + co) * kOD * kOH * kOW + rowBase + ow0;
+        if constexpr (kVecStore) {
+          // ow0, owN and kOW are even: both elements of a pair are in range or neither is.
+#pragma unroll
+          for (int i = 0; i < kVW; i += 2)
+            if (ok[i])
+              *reinterpret_cast<float2 *>(yr + i) = make_float2(v[i], v[i + 1]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < kVW; ++i)
+            if (ok[i])
+              yr[i] = v[i];
         }
       }
     }
   }
 
   if constexpr (kAccStats) {
+    // Reduce-scatter over the warp: at each offset while a lane holds an even number of
+    // values, it keeps one half (chosen by its lane bit) and adds the partner's copy of that
+    // half, so the shuffles per step halve; once the count is odd, plain butterflies finish.
+    // A lane then holds the warp totals of values [first, first + m).
     constexpr int kWarps = kThreads / 32;
-    __shared__ float red[kWarps][2 * kCB];
+    constexpr int kVals = 2 * kCB;
+    __shared__ float part[kWarps][kVals];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int m = kVals, first = 0;
+    bool writer = true;
 #pragma unroll
-    for (int c = 0; c < kCB; ++c) {
-      const float s = sinter::warpSum(sum[c]);
-      const float q = sinter::warpSum(sq[c]);
-      if (lane == 0)
-        red[warp][2 * c] = s, red[warp][2 * c + 1] = q;
+    for (int o = 16; o > 0; o >>= 1) {
+      if (m % 2 == 0) {
+        const bool upper = (lane & o) != 0;
+        const int h = m / 2;
+#pragma unroll
+        for (int k = 0; k < kVals / 2; ++k) {
+          if (k >= h)
+            break;
+          const float send = upper ? red[k] : red[k + h];
+          const float keep = upper ? red[k + h] : red[k];
+          red[k] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+        }
+        first += upper ? h : 0;
+        m = h;
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVals; ++k) {
+          if (k >= m)
+            break;
+          red[k] += __shfl_xor_sync(0xffffffffu, red[k], o);
+        }
+        writer = writer && (lane & o) == 0;
+      }
+    }
+    if (writer) {
+#pragma unroll
+      for (int k = 0; k < kVals; ++k) {
+        if (k >= m)
+          break;
+        part[warp][first + k] = red[k];
+      }
     }
     __syncthreads();
     double *stats = sinter::slot<double>(b, 4);
-    for (int e = threadIdx.x; e < 2 * kCB; e += kThreads) {
+    for (int e = threadIdx.x; e < kVals; e += kThreads) {
       if (co0 + e / 2 >= kCoutG)
         continue;
       double total = 0;
       for (int k = 0; k < kWarps; ++k)
-        total += red[k][e];
+        total += part[k][e];
       atomicAdd(stats + ((i64)n * kCout + g * kCoutG + co0 + e / 2) * 2 + e % 2, total);
     }
   }

@@ -1,12 +1,15 @@
 //===- compiler/kernels/ConvDirect.cpp - direct FFMA convolution emitter -----------===//
 //
 // Checks a ConvSpec, picks the register blocking of templates/conv_direct.cuh for its shape
-// and writes the prologue. The blocking: a thread computes kCB output channels (the whole
-// group when it has at most 32) times a kVH x kVW patch of positions. kVW is 1 for a
-// convolution (warps then run along W and load and store whole lines) and the stride for a
-// transposed one (one thread owns every W phase, so no lane idles on a tap of another
-// phase). kVH grows while the accumulators fit the register budget, preferring a height
-// that divides the output (no idle rows in the last patch).
+// and writes the prologue. The blocking: a thread computes kCB output channels times a
+// kVH x kVW patch of positions (multiples of the stride for a transposed conv, so a thread
+// owns whole phases). Shapes with few FMAs per input patch (S4) keep the first rule: the
+// whole group's channels (16 beyond 32), kVW = the stride, kVH as tall as 96 accumulators
+// allow, and a prefetching loop. Deeper shapes (S1, S2) are chosen by a small cost model of
+// one SM: every FFMA takes a quarter cycle of issue, and every 4 bytes moved into a lane's
+// register (broadcast weight loads from shared memory as much as input loads) take 1/32 of
+// the 128-byte-per-cycle load path, which the old channel-heavy blocking saturated. The
+// model prefers blockings with several positions per weight and float2 input rows.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvDirect.h"
@@ -25,7 +28,12 @@ constexpr int64_t kSharedWeightLimit = 40 * 1024;
 // patch, 0.86 -> 0.74 ms; S1 and S2, 648 and 432, were 10% slower with the prefetch).
 constexpr int64_t kPrefetchBelowFmas = 256;
 // Prefetching threads hold more registers; smaller blocks then fill an SM in finer steps.
+// The plain loop: 256-thread blocks, two per SM (at most 128 registers, 16 warps), which
+// holds 72 accumulators and a float2 patch; measured on H200, 8 warps with 96 accumulators
+// (213 registers) ran S2 20% slower than 16 warps with 64.
 constexpr int64_t kThreadsPrefetch = 128, kThreadsPlain = 256;
+constexpr int64_t kPlainResidentThreads = 512;
+constexpr int kDeepAccumulatorBudget = 72;
 
 /// Output positions times taps a patch pairs along one blocked dim.
 int64_t pairsAlong(const ConvSpec &s, int d, int v) {
@@ -85,21 +93,60 @@ llvm::Error check(const ConvSpec &s) {
 struct Tiling {
   int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0;
   int64_t hBlocks = 1, wBlocks = 1, cBlocks = 1;
+  bool prefetch = false, vecX = false, clampTiles = false;
 };
 
-Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
+/// Input positions a patch of v outputs reads along one blocked dim (the template's
+/// conv_direct::Dim): {lowest offset, count}.
+std::pair<int64_t, int64_t> patchSpan(const ConvSpec &s, int d, int v) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t j = 0; j < v; ++j)
+    for (int64_t k = 0; k < s.kernel[d]; ++k) {
+      int64_t e = j - k * s.dilation[d];
+      if (s.transposed && e % s.stride[d] != 0)
+        continue;
+      int64_t off = s.transposed
+                        ? (e >= 0 ? e / s.stride[d] : -((-e + s.stride[d] - 1) / s.stride[d]))
+                        : j * s.stride[d] + k * s.dilation[d];
+      lo = std::min(lo, off), hi = std::max(hi, off);
+    }
+  return {lo, hi - lo + 1};
+}
+
+/// Taps along one dim that reach at least one of v outputs.
+int64_t tapsUsed(const ConvSpec &s, int d, int v) {
+  int64_t n = 0;
+  for (int64_t k = 0; k < s.kernel[d]; ++k) {
+    bool hit = !s.transposed;
+    for (int64_t j = 0; j < v && !hit; ++j)
+      hit = (j - k * s.dilation[d]) % s.stride[d] == 0;
+    n += hit;
+  }
+  return n;
+}
+
+/// Whether every patch row starts at an even input column (then float2 loads are aligned):
+/// the column base is wb * step + constant for column block wb.
+bool evenPatchColumns(const ConvSpec &s, int vw, int alignW) {
+  auto [lo, width] = patchSpan(s, 2, vw);
+  if (width % 2 || s.in[2] % 2)
+    return false;
+  if (!s.transposed)
+    return (int64_t(vw) * s.stride[2]) % 2 == 0 && (lo - s.padding[2]) % 2 == 0;
+  int64_t step = vw / s.stride[2];
+  int64_t base = (s.padding[2] - alignW) / s.stride[2] + lo; // (ow0 + pad) / S + lo at wb = 0
+  return step % 2 == 0 && base % 2 == 0;
+}
+
+/// The first rule (kept for shallow patches, where it was measured best with prefetching).
+Tiling shallowTiling(const ConvSpec &s, int64_t coutG) {
   Tiling t;
-  int64_t coutG = s.Cout / s.groups;
   t.cb = int(coutG <= 32 ? coutG : 16);
-  if (tuning.channelsPerThread > 0)
-    t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
   int sh = s.transposed ? int(s.stride[1]) : 1;
   t.vw = s.transposed ? int(s.stride[2]) : 1;
   // Keep at least one full phase of rows; shrink the channel block if even that is too much.
   while (t.cb > 4 && t.cb * t.vw * sh > kAccumulatorBudget)
     t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
-  t.alignH = s.transposed ? int(s.padding[1] % s.stride[1]) : 0;
-  t.alignW = s.transposed ? int(s.padding[2] % s.stride[2]) : 0;
   int64_t rows = s.out[1] + t.alignH;
   int maxVh = std::max(sh, std::min(8, kAccumulatorBudget / (t.cb * t.vw)) / sh * sh);
   maxVh = int(std::min<int64_t>(maxVh, (rows + sh - 1) / sh * sh));
@@ -114,10 +161,89 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     }
   }
   t.vh = best;
+  return t;
+}
+
+/// Whether the plain loop may clamp the last blocks back inside the output (see the template):
+/// an unpadded convolution at least one patch tall and wide.
+bool canClampTiles(const ConvSpec &s, int vh, int vw) {
+  return !s.transposed && s.padding[1] == 0 && s.padding[2] == 0 && s.out[1] >= vh &&
+         s.out[2] >= vw;
+}
+
+/// Whether the plain loop loads patch rows as float2 (clamped tiles need an even origin too).
+bool useFloat2Rows(const ConvSpec &s, int vh, int vw, int alignW) {
+  return evenPatchColumns(s, vw, alignW) &&
+         (!canClampTiles(s, vh, vw) || ((s.out[2] - vw) * s.stride[2]) % 2 == 0);
+}
+
+/// Modelled SM cycles per useful FMA of a blocking (see the file header), idle rows, columns
+/// and channels of the last blocks included. A checked load costs about 6 instructions
+/// (address, bounds predicate, zeroing), one from a clamped tile 1 (SASS of S1, run 3).
+double blockingCost(const ConvSpec &s, int64_t coutG, int cb, int vh, int vw, int alignH,
+                    int alignW) {
+  double fmas = double(cb) * pairsAlong(s, 1, vh) * pairsAlong(s, 2, vw);
+  int64_t taps = tapsUsed(s, 1, vh) * tapsUsed(s, 2, vw);
+  int64_t ph = patchSpan(s, 1, vh).second, pw = patchSpan(s, 2, vw).second;
+  int vec = useFloat2Rows(s, vh, vw, alignW) ? 2 : 1;
+  int64_t loadInstrs = ph * ((pw + vec - 1) / vec);
+  // Lanes of a warp are consecutive column blocks: one load instruction spans `step` lines.
+  int64_t step = s.transposed ? vw / s.stride[2] : vw * s.stride[2];
+  double moveCycles = double(cb) * taps + double(loadInstrs) * std::max<int64_t>(1, step);
+  double loadCost = canClampTiles(s, vh, vw) ? 1.0 : 6.0;
+  double issueCycles = (fmas + double(taps) * ((cb + 3) / 4) + loadCost * loadInstrs) / 4;
+  int64_t rows = s.out[1] + alignH, cols = s.out[2] + alignW;
+  double idle = double((rows + vh - 1) / vh * vh) / rows * double((cols + vw - 1) / vw * vw) /
+                cols * double((coutG + cb - 1) / cb * cb) / coutG;
+  return std::max(moveCycles, issueCycles) / fmas * idle;
+}
+
+Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
+  int64_t coutG = s.Cout / s.groups;
+  int sh = s.transposed ? int(s.stride[1]) : 1;
+  int sw = s.transposed ? int(s.stride[2]) : 1;
+  int alignH = s.transposed ? int(s.padding[1] % s.stride[1]) : 0;
+  int alignW = s.transposed ? int(s.padding[2] % s.stride[2]) : 0;
+  Tiling t = shallowTiling(s, coutG);
+  t.alignH = alignH, t.alignW = alignW;
+  if (t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw) >= kPrefetchBelowFmas) {
+    // Search channel blocks that divide the group, and heights and widths of whole phases.
+    double best = 1e30;
+    for (int cb = 1; cb <= std::min<int64_t>(coutG, 32); ++cb) {
+      if (coutG % cb)
+        continue;
+      for (int vw = sw; vw <= std::max(sw, 4); vw += sw)
+        for (int vh = sh; vh <= std::max(sh, 8); vh += sh) {
+          if (cb * vh * vw > kDeepAccumulatorBudget ||
+              cb * pairsAlong(s, 1, vh) * pairsAlong(s, 2, vw) < kPrefetchBelowFmas)
+            continue;
+          double c = blockingCost(s, coutG, cb, vh, vw, alignH, alignW);
+          // Exact ties go to more channels per thread (fewer re-reads of the input); the
+          // model is not finer than a few percent, but S1 measured (6, 6, 2) 2% faster
+          // than (12, 3, 2), which it ranks 0.5% apart.
+          if (c < best * (1 - 1e-9) || (c <= best * (1 + 1e-9) && cb > t.cb)) {
+            best = std::min(best, c);
+            t.cb = cb, t.vh = vh, t.vw = vw;
+          }
+        }
+    }
+  }
+  if (tuning.channelsPerThread > 0)
+    t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
   if (tuning.rowsPerThread > 0)
     t.vh = (tuning.rowsPerThread + sh - 1) / sh * sh;
+  if (tuning.colsPerThread > 0)
+    t.vw = (tuning.colsPerThread + sw - 1) / sw * sw;
+  int64_t fmas = t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw);
+  t.prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
+  // The prefetching loop reads patches element by element. An unpadded convolution's last
+  // blocks are moved back inside the output (clamped tiles) so that no load needs a check;
+  // their origin must then be even too for float2 rows.
+  t.clampTiles = !t.prefetch && canClampTiles(s, t.vh, t.vw);
+  t.vecX = !t.prefetch && useFloat2Rows(s, t.vh, t.vw, alignW);
+  int64_t rows = s.out[1] + alignH;
   t.hBlocks = (rows + t.vh - 1) / t.vh;
-  t.wBlocks = (s.out[2] + t.alignW + t.vw - 1) / t.vw;
+  t.wBlocks = (s.out[2] + alignW + t.vw - 1) / t.vw;
   t.cBlocks = (coutG + t.cb - 1) / t.cb;
   return t;
 }
@@ -136,8 +262,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
   int64_t spatialThreads = s.out[0] * t.hBlocks * t.wBlocks;
-  int64_t fmasPerPatch = t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw);
-  bool prefetch = fmasPerPatch < kPrefetchBelowFmas;
+  bool prefetch = t.prefetch;
   int64_t threads = tuning.threads > 0 ? tuning.threads
                     : prefetch         ? kThreadsPrefetch
                                        : kThreadsPlain;
@@ -170,6 +295,14 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constantBool("kWeightsShared", weightsShared);
   w.constantBool("kPipeline", prefetch);
   w.constant("kThreads", threads);
+  int64_t minBlocks = tuning.minBlocks > 0 ? tuning.minBlocks
+                      : prefetch           ? 1
+                                           : std::max<int64_t>(1, kPlainResidentThreads / threads);
+  w.constant("kMinBlocks", minBlocks);
+  w.constant("kVecX", t.vecX ? 2 : 1);
+  w.constantBool("kClampTiles", t.clampTiles);
+  w.constantBool("kVecStore",
+                 s.storeOutput && t.vw % 2 == 0 && s.out[2] % 2 == 0 && t.alignW % 2 == 0);
   w.constant("kCB", t.cb);
   w.constant("kVH", t.vh);
   w.constant("kVW", t.vw);
@@ -190,7 +323,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   k.launch.block = {unsigned(threads), 1, 1};
   k.tileConfig = "direct ffma: " + std::to_string(t.cb) + " channels x " + std::to_string(t.vh) +
                  "x" + std::to_string(t.vw) + " positions per thread, " + std::to_string(threads) +
-                 " threads" + (prefetch ? ", prefetching" : "") + ", weights in " +
+                 " threads" + (prefetch ? ", prefetching" : "") + (t.vecX ? ", float2 rows" : "") +
+                 (t.clampTiles ? ", clamped edge tiles" : "") + ", weights in " +
                  (weightsShared ? "shared memory" : "L1");
   int64_t inSpatial = s.in[0] * s.in[1] * s.in[2], outSpatial = s.out[0] * s.out[1] * s.out[2];
   // Every (input, tap) or (output, tap) pair is one FMA, ignoring taps that fall off the edge.

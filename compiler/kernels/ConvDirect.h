@@ -24,11 +24,17 @@ namespace sinter {
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s);
 
 /// Overrides of the register blocking, for benchmarks that compare blockings (0: the
-/// emitter's choice). vh is rounded up to a multiple of the H stride of a transposed conv.
+/// emitter's choice). vh is rounded up to a multiple of the H stride of a transposed conv;
+/// colsPerThread is rounded up to a multiple of the W stride. prefetch: 0 when the blocking
+/// has few FMAs per patch (the emitter's rule), 1 always, -1 never. minBlocks: the kernel's
+/// __launch_bounds__ minimum of resident blocks, which caps registers (0: the emitter's).
 struct ConvDirectTuning {
   int channelsPerThread = 0;
   int rowsPerThread = 0;
   int threads = 0;
+  int colsPerThread = 0;
+  int prefetch = 0;
+  int minBlocks = 0;
 };
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectTuning &tuning);
 

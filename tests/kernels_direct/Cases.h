@@ -88,6 +88,18 @@ inline std::vector<ConvCase> convCases() {
   add(conv("c3d_weights_l1", false, 3, 2, 64, 8, 1, {4, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
            {1, 1, 1}, {0, 0, 0}, false),
       "identity", false);
+  // float2 input rows with an even padding (pairs wholly outside the row at both edges).
+  add(conv("c2d_vec_pad2", false, 2, 2, 4, 8, 1, {1, 18, 22}, {1, 5, 5}, {1, 1, 1}, {0, 2, 2},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "gelu", true);
+  // Unpadded in H and W: the last blocks are clamped back inside the output (odd sizes, so
+  // they overlap their neighbours), with and without a W stride.
+  add(conv("c2d_clamp", false, 2, 2, 3, 8, 1, {1, 19, 25}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "relu", true);
+  add(conv("c3d_clamp_s2", false, 3, 2, 4, 8, 1, {5, 19, 26}, {3, 3, 3}, {1, 2, 2}, {1, 0, 0},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "identity", true);
   // Transposed convolutions.
   add(conv("t1d_s3_op2_g2", true, 1, 2, 4, 6, 2, {1, 1, 29}, {1, 1, 4}, {1, 1, 3}, {0, 0, 1},
            {1, 1, 1}, {0, 0, 2}, true),
@@ -99,6 +111,10 @@ inline std::vector<ConvCase> convCases() {
            {1, 2, 2}, {0, 1, 1}, true),
       "identity", false);
   add(conv("t2d_s1_g8", true, 2, 3, 16, 16, 8, {1, 20, 33}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "gelu", true);
+  // Like S2 at a small size: float2 rows and float2 stores, rows that do not divide the patch.
+  add(conv("t2d_s1_vec", true, 2, 2, 16, 16, 2, {1, 11, 20}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
            {1, 1, 1}, {0, 0, 0}, true),
       "gelu", true);
   add(conv("t2d_depthwise_s2", true, 2, 2, 6, 6, 6, {1, 10, 10}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
@@ -146,20 +162,18 @@ inline std::vector<ConvCase> convCases() {
   return cs;
 }
 
-/// Other blockings of the workload kernels, timed against the emitter's choice.
+/// Other blockings of the workload kernels, timed against the emitter's choice:
+/// {channels, rows, threads, columns, prefetch, minBlocks} (ConvDirectTuning).
 struct Variant {
   std::string base;
   ConvDirectTuning tuning;
 };
 
 inline std::vector<Variant> variants() {
-  return {{"s1_conv3d_stats", {12, 6, 0}},        {"s1_conv3d_stats", {24, 2, 0}},
-          {"s1_conv3d_stats", {24, 4, 0}},        {"s1_conv3d_stats", {24, 3, 256}},
-          {"s2_convt2d_gelu_stats", {8, 3, 0}},   {"s2_convt2d_gelu_stats", {8, 4, 0}},
-          {"s2_convt2d_gelu_stats", {8, 8, 0}},   {"s2_convt2d_gelu_stats", {4, 6, 0}},
-          {"s2_convt2d_gelu_stats", {8, 6, 256}}, {"s4_convt3d_grouped", {8, 2, 0}},
-          {"s4_convt3d_grouped", {8, 6, 0}},      {"s4_convt3d_grouped", {4, 4, 0}},
-          {"s4_convt3d_grouped", {8, 4, 256}}};
+  const char *s1 = "s1_conv3d_stats", *s2 = "s2_convt2d_gelu_stats";
+  return {{s1, {6, 6, 128, 2, 0, 3}}, {s1, {12, 3, 256, 2, 0, 2}}, {s1, {8, 3, 128, 4, 0, 3}},
+          {s1, {6, 3, 256, 4, 0, 2}}, {s1, {24, 3, 256, 1, 0, 2}}, {s2, {8, 2, 256, 4, 0, 2}},
+          {s2, {8, 4, 128, 2, 0, 4}}, {s2, {8, 6, 256, 1, 0, 2}}};
 }
 
 struct NormCase {

@@ -14,6 +14,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 
 using namespace sinter;
 using namespace sinter::direct_cases;
@@ -60,14 +61,19 @@ int main(int argc, char **argv) {
       return 2;
     out.push_back(j);
   }
+  std::map<std::string, int> seen;
   for (const Variant &v : variants()) {
     for (const ConvCase &c : convCases()) {
       if (c.spec.kernelName != v.base)
         continue;
       ConvSpec s = c.spec;
-      s.kernelName += "__cb" + std::to_string(v.tuning.channelsPerThread) + "_vh" +
-                      std::to_string(v.tuning.rowsPerThread) + "_t" +
-                      std::to_string(v.tuning.threads);
+      const ConvDirectTuning &t = v.tuning;
+      s.kernelName += "__cb" + std::to_string(t.channelsPerThread) + "_vh" +
+                      std::to_string(t.rowsPerThread) + "_vw" + std::to_string(t.colsPerThread) +
+                      "_t" + std::to_string(t.threads) + "_p" + std::to_string(t.prefetch + 1) +
+                      "_mb" + std::to_string(t.minBlocks);
+      if (int repeat = seen[s.kernelName]++)
+        s.kernelName += "_again" + std::to_string(repeat);
       llvm::Expected<KernelSource> k = emitConvDirect(s, v.tuning);
       if (!k) {
         std::cerr << llvm::toString(k.takeError()) << "\n";
@@ -76,6 +82,7 @@ int main(int argc, char **argv) {
       nlohmann::json j = launchJson(*k);
       j["kind"] = "conv_variant";
       j["variant_of"] = v.base;
+      j["tile"] = k->tileConfig;
       if (!writeFile(dir + "/" + k->name + ".cu", k->source))
         return 2;
       out.push_back(j);
