@@ -142,6 +142,51 @@ TEST(ConvDirect, PrefetchesOnlyWhenAPatchFeedsFewFmas) {
   }
 }
 
+/// The integer value of `constexpr <type> name = value;` in a generated prologue.
+int constantOf(const KernelSource &k, const std::string &name) {
+  std::smatch m;
+  std::regex re("constexpr (?:int|bool) " + name + " = (\\w+);");
+  if (!std::regex_search(k.source, m, re))
+    return -1;
+  return m[1] == "true" ? 1 : m[1] == "false" ? 0 : std::stoi(m[1]);
+}
+
+TEST(ConvDirect, DeepWorkloadsUseFloat2RowsAndClampOnlyUnpaddedConvs) {
+  // S1 (unpadded conv3d): float2 rows, clamped edge tiles, at most 72 accumulators so that
+  // two 256-thread blocks fit an SM. S2 (transposed, so its edges need zeros): float2 rows
+  // and, when stored, float2 stores; no clamping. S4 keeps the prefetching element loads.
+  for (const ConvCase &c : convCases()) {
+    if (!c.workload && c.spec.kernelName != "s2_convt2d_gelu_norm")
+      continue;
+    KernelSource k = emitOrFail(emitConvDirect(c.spec));
+    const std::string &name = c.spec.kernelName;
+    int acc = constantOf(k, "kCB") * constantOf(k, "kVH") * constantOf(k, "kVW");
+    if (name == "s4_convt3d_grouped") {
+      EXPECT_EQ(constantOf(k, "kVecX"), 1) << name;
+      EXPECT_EQ(constantOf(k, "kClampTiles"), 0) << name;
+      continue;
+    }
+    EXPECT_EQ(constantOf(k, "kVecX"), 2) << k.source;
+    EXPECT_LE(acc, 72) << name;
+    EXPECT_EQ(constantOf(k, "kMinBlocks"), 2) << name;
+    EXPECT_EQ(constantOf(k, "kClampTiles"), name == "s1_conv3d_stats" ? 1 : 0) << name;
+    EXPECT_EQ(constantOf(k, "kVecStore"), name == "s2_convt2d_gelu_norm" ? 1 : 0) << name;
+  }
+  // Padding forbids clamping; so does an output narrower than a patch.
+  ConvSpec padded = conv("p", false, 2, 1, 4, 8, 1, {1, 20, 20}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+                         {1, 1, 1}, {0, 0, 0}, false);
+  EXPECT_EQ(constantOf(emitOrFail(emitConvDirect(padded)), "kClampTiles"), 0);
+  ConvSpec narrow = conv("n", false, 2, 1, 4, 8, 1, {1, 20, 3}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+                         {1, 1, 1}, {0, 0, 0}, false);
+  ConvDirectTuning wide;
+  wide.colsPerThread = 2;
+  wide.rowsPerThread = 6;
+  wide.channelsPerThread = 8;
+  KernelSource kn = emitOrFail(emitConvDirect(narrow, wide));
+  EXPECT_EQ(constantOf(kn, "kOW"), 1);
+  EXPECT_EQ(constantOf(kn, "kClampTiles"), 0);
+}
+
 TEST(ConvDirect, RejectsBadSpecs) {
   ConvSpec s = conv("bad_groups", false, 2, 1, 6, 4, 4, {1, 8, 8}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                     {1, 1, 1}, {0, 0, 0}, false);
