@@ -15,8 +15,10 @@
 // compile time (taps that would land on inserted zeros are never issued), so the kernel does
 // only the useful work of the phase decomposition. When the emitter proves that every patch
 // row starts at an even column of an even-width input (kVecX == 2), patch rows are loaded as
-// float2, and with kVecStore output pairs are stored as float2. Depth taps are checked at run time
-// (the check is uniform over a warp except where a warp straddles two depths). With kPipeline
+// float2, and with kVecStore output pairs are stored as float2. With kClampTiles (unpadded
+// convolutions) the last blocks along H and W are moved back inside the output, so patches
+// need no bounds checks. Depth taps are checked at run time (the check is uniform over a
+// warp except where a warp straddles two depths). With kPipeline
 // (chosen by the emitter when a patch feeds few FMAs, so its own work cannot hide the load
 // latency) the next input patch is loaded while the current one is used.
 //
@@ -29,6 +31,7 @@
 // over the block, and added with one double atomic per (n, c, block).
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue.
+// x and y must be 8-byte aligned for the float2 paths (runtime buffers are 256-byte pieces).
 // The prologue defines, in namespace cfg, the constants used below and `struct Epilogue`
 // (compiler/kernels/Emit.h: anchor epilogue).
 //
