@@ -6,6 +6,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "CompileFlags.h"
+#include "Subcommand.h"
 
 #include "compiler/Plan.h"
 #include "ir/Error.h"
