@@ -79,86 +79,89 @@ ReduceSpec::Kind reduceKind(OpKind k) {
   llvm_unreachable("not a reduction");
 }
 
-/// The group's trailing chain as a flat Post functor over the root's output.
-llvm::Expected<FunctorBody> postChain(PlanBuilder &b, const FusionGroup &grp, SlotMap &extra) {
-  const Op &root = b.graph.ops[grp.root];
-  return chainBody(b.graph, grp.epilogue, root.result,
-                   IndexSpace::flat(b.graph.type(root.result).shape), extra);
+/// What every single-input kernel with a Post functor starts from: the root op, its input
+/// type, the group's trailing chain as a flat Post functor over the root's output, and the
+/// slots bound so far (0: input, 3: output, 8..: the chain's tensors).
+struct PostKernel {
+  const Op *root = nullptr;
+  TensorType input;
+  FunctorBody post;
+  std::map<int, int> slots;
+};
+
+llvm::Expected<PostKernel> postKernel(PlanBuilder &b, int gi) {
+  const FusionGroup &grp = b.fusion.groups[gi];
+  PostKernel k;
+  k.root = &b.graph.ops[grp.root];
+  k.input = b.graph.type(k.root->operands[0].value);
+  SlotMap extra(8);
+  auto post = chainBody(b.graph, grp.epilogue, k.root->result,
+                        IndexSpace::flat(b.graph.type(k.root->result).shape), extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  k.post = *post;
+  k.slots = {{0, b.bufferOf(k.root->operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, k.slots);
+  return k;
 }
 
 llvm::Error planReduction(PlanBuilder &b, int gi) {
-  const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &root = b.graph.ops[grp.root];
-  const TensorType &in = b.graph.type(root.operands[0].value);
-  SlotMap extra(8);
-  auto post = postChain(b, grp, extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
+  auto k = postKernel(b, gi);
+  if (!k)
+    return k.takeError();
   ReduceSpec spec;
   spec.kernelName = b.kernelName(gi, "");
-  spec.inShape = in.shape;
-  spec.dims = normalizedDims(root, in.rank());
-  spec.kind = reduceKind(root.kind);
-  spec.post = *post;
-  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
-  bindExtra(b, extra, slots);
-  return b.launch(emitReduce(spec), gi, "reduction", MathMode::Ffma, slots);
+  spec.inShape = k->input.shape;
+  spec.dims = normalizedDims(*k->root, k->input.rank());
+  spec.kind = reduceKind(k->root->kind);
+  spec.post = k->post;
+  return b.launch(emitReduce(spec), gi, "reduction", MathMode::Ffma, k->slots);
 }
 
 llvm::Error planSoftmax(PlanBuilder &b, int gi) {
-  const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &root = b.graph.ops[grp.root];
-  const TensorType &in = b.graph.type(root.operands[0].value);
-  SlotMap extra(8);
-  auto post = postChain(b, grp, extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
+  auto k = postKernel(b, gi);
+  if (!k)
+    return k.takeError();
   SoftmaxSpec spec;
   spec.kernelName = b.kernelName(gi, "");
-  spec.shape = in.shape;
-  int64_t dim = root.getInt("dim");
-  spec.dim = dim < 0 ? dim + in.rank() : dim;
-  spec.log = root.kind == OpKind::LogSoftmax;
-  spec.post = *post;
-  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
-  bindExtra(b, extra, slots);
-  return b.launch(emitSoftmax(spec), gi, "softmax", MathMode::Ffma, slots);
+  spec.shape = k->input.shape;
+  int64_t dim = k->root->getInt("dim");
+  spec.dim = dim < 0 ? dim + k->input.rank() : dim;
+  spec.log = k->root->kind == OpKind::LogSoftmax;
+  spec.post = k->post;
+  return b.launch(emitSoftmax(spec), gi, "softmax", MathMode::Ffma, k->slots);
 }
 
 llvm::Error planPool(PlanBuilder &b, int gi) {
-  const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &root = b.graph.ops[grp.root];
-  const TensorType &in = b.graph.type(root.operands[0].value);
+  auto k = postKernel(b, gi);
+  if (!k)
+    return k.takeError();
+  const Op &root = *k->root;
+  const TensorType &in = k->input;
   const TensorType &out = b.graph.type(root.result);
   unsigned sd = in.rank() - 2;
-  SlotMap extra(8);
-  auto post = postChain(b, grp, extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
   PoolSpec spec;
   spec.kernelName = b.kernelName(gi, "");
   spec.max = root.kind == OpKind::MaxPool;
   spec.spatialDims = sd;
   spec.N = in.shape[0];
   spec.C = in.shape[1];
-  IntList k = root.getSpatial("kernel_size", sd), st = root.getSpatial("stride", sd),
+  IntList kernel = root.getSpatial("kernel_size", sd), st = root.getSpatial("stride", sd),
           pad = root.getSpatial("padding", sd);
   IntList dil = spec.max ? root.getSpatial("dilation", sd) : IntList(sd, 1);
   for (unsigned i = 0; i < sd; ++i) {
     unsigned d = 3 - sd + i;
     spec.in[d] = in.shape[2 + i];
     spec.out[d] = out.shape[2 + i];
-    spec.kernel[d] = k[i];
+    spec.kernel[d] = kernel[i];
     spec.stride[d] = st[i];
     spec.padding[d] = pad[i];
     spec.dilation[d] = dil[i];
   }
   spec.countIncludePad = spec.max ? true : root.getBool("count_include_pad");
-  spec.post = *post;
-  std::map<int, int> slots{{0, b.bufferOf(root.operands[0].value)}, {3, b.bufferOf(grp.output)}};
-  bindExtra(b, extra, slots);
+  spec.post = k->post;
   return b.launch(emitPool(spec), gi, spec.max ? "max pool" : "average pool", MathMode::Ffma,
-                  slots);
+                  k->slots);
 }
 
 llvm::Error planNorm(PlanBuilder &b, int gi) {
@@ -175,10 +178,9 @@ llvm::Error planNorm(PlanBuilder &b, int gi) {
   }
 
   if (root.kind == OpKind::LayerNorm) {
-    SlotMap extra(8);
-    auto post = postChain(b, grp, extra);
-    if (!post)
-      return withContext(post.takeError(), b.where(gi));
+    auto k = postKernel(b, gi);
+    if (!k)
+      return k.takeError();
     LayerNormSpec spec;
     spec.kernelName = b.kernelName(gi, "");
     int64_t L = 1;
@@ -188,8 +190,8 @@ llvm::Error planNorm(PlanBuilder &b, int gi) {
     spec.rows = xt.numel() / L;
     spec.eps = root.getFloat("eps");
     spec.affine = affine;
-    spec.post = *post;
-    bindExtra(b, extra, slots);
+    spec.post = k->post;
+    slots.insert(k->slots.begin(), k->slots.end());
     return b.launch(emitLayerNorm(spec), gi, "layer norm", MathMode::Ffma, slots);
   }
 
