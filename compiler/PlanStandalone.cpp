@@ -61,22 +61,18 @@ llvm::SmallVector<int64_t, 6> normalizedDims(const Op &op, unsigned rank) {
   return dims;
 }
 
+/// The reduce template's kind for a reduction op (FusionClass::Reduction).
 ReduceSpec::Kind reduceKind(OpKind k) {
-  switch (k) {
-  case OpKind::Sum:
+  if (k == OpKind::Sum)
     return ReduceSpec::Kind::Sum;
-  case OpKind::Mean:
+  if (k == OpKind::Mean)
     return ReduceSpec::Kind::Mean;
-  case OpKind::Max:
+  if (k == OpKind::Max)
     return ReduceSpec::Kind::Max;
-  case OpKind::Min:
+  if (k == OpKind::Min)
     return ReduceSpec::Kind::Min;
-  case OpKind::Logsumexp:
-    return ReduceSpec::Kind::LogSumExp;
-  default:
-    break;
-  }
-  llvm_unreachable("not a reduction");
+  assert(k == OpKind::Logsumexp && "not a reduction");
+  return ReduceSpec::Kind::LogSumExp;
 }
 
 /// What every single-input kernel with a Post functor starts from: the root op, its input
