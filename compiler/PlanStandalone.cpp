@@ -1,16 +1,16 @@
 //===- compiler/PlanStandalone.cpp - planning groups without an anchor -------------===//
 //
 // Elementwise trees become one elementwise kernel computing the group's output from its
-// inputs; reductions, softmax, pools and layer norm become one kernel of their template,
-// with the trailing elementwise chain as its Post functor; group and instance norm of a
-// tensor in memory take two kernels (per-channel statistics, then normalise); views cost
-// nothing unless they are returned, in which case a copy writes the output.
+// inputs; reductions, softmax and pools become one kernel of their template,
+// with the trailing elementwise chain as its Post functor; layer, group and instance norm of a
+// tensor in memory are normalisations of contiguous rows, one kernel when a row fits in
+// registers and two (split statistics, then normalise) when not; views cost nothing unless
+// they are returned, in which case a copy writes the output.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/Epilogue.h"
 #include "compiler/PlanBuilder.h"
 #include "compiler/kernels/Generic.h"
-#include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -24,8 +24,7 @@ void bindExtra(PlanBuilder &b, const SlotMap &extra, std::map<int, int> &slots) 
     slots[slot] = b.bufferOf(value);
 }
 
-llvm::Error planElementwise(PlanBuilder &b, int gi, llvm::ArrayRef<int> members,
-                            ValueId output) {
+llvm::Error planElementwise(PlanBuilder &b, int gi, llvm::ArrayRef<int> members, ValueId output) {
   const Graph &g = b.graph;
   constexpr int kOut = 15;
   SlotMap inputs(0, kOut - 1);
@@ -160,67 +159,61 @@ llvm::Error planPool(PlanBuilder &b, int gi) {
                   k->slots);
 }
 
+/// Layer, group and instance norm of a tensor in memory, as a normalisation of contiguous rows
+/// (RowNormSpec): one kernel when the rows fit in registers, else per-row statistics split
+/// over blocks and an apply pass.
 llvm::Error planNorm(PlanBuilder &b, int gi) {
   const Graph &g = b.graph;
-  const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &root = g.ops[grp.root];
-  ValueId x = root.operands[0].value;
-  const TensorType &xt = g.type(x);
-  bool affine = root.operands.size() > 1;
-  std::map<int, int> slots{{0, b.bufferOf(x)}, {3, b.bufferOf(grp.output)}};
-  if (affine) {
+  auto k = postKernel(b, gi);
+  if (!k)
+    return k.takeError();
+  const Op &root = *k->root;
+  const TensorType &xt = k->input;
+  RowNormSpec spec;
+  spec.eps = root.getFloat("eps");
+  spec.affine = root.operands.size() > 1;
+  spec.post = k->post;
+  if (root.kind == OpKind::LayerNorm) {
+    int64_t width = 1;
+    for (int64_t d : root.getInts("normalized_shape"))
+      width *= d;
+    spec.width = width;
+    spec.rows = xt.numel() / width;
+  } else {
+    assert((root.kind == OpKind::GroupNorm || root.kind == OpKind::InstanceNorm) &&
+           "batch_norm is elementwise");
+    int64_t N = xt.shape[0], C = xt.shape[1], L = xt.numel() / (N * C);
+    int64_t groups = root.kind == OpKind::GroupNorm ? root.getInt("groups") : C;
+    spec.rows = N * groups;
+    spec.width = C / groups * L;
+    spec.affineGroups = groups;
+    spec.affineDiv = L;
+  }
+  std::map<int, int> slots = k->slots;
+  if (spec.affine) {
     slots[6] = b.bufferOf(root.operands[1].value);
     slots[7] = b.bufferOf(root.operands[2].value);
   }
-
-  if (root.kind == OpKind::LayerNorm) {
-    auto k = postKernel(b, gi);
-    if (!k)
-      return k.takeError();
-    LayerNormSpec spec;
+  const char *what = root.kind == OpKind::LayerNorm ? "layer norm" : "group norm";
+  if (chooseRowNorm(spec) == RowNormMode::Resident) {
     spec.kernelName = b.kernelName(gi, "");
-    int64_t L = 1;
-    for (int64_t d : root.getInts("normalized_shape"))
-      L *= d;
-    spec.L = L;
-    spec.rows = xt.numel() / L;
-    spec.eps = root.getFloat("eps");
-    spec.affine = affine;
-    spec.post = k->post;
-    slots.insert(k->slots.begin(), k->slots.end());
-    return b.launch(emitLayerNorm(spec), gi, "layer norm", MathMode::Ffma, slots);
+    return b.launch(emitRowNorm(spec), gi, what, MathMode::Ffma, slots);
   }
-
-  // group_norm / instance_norm: per-(n, c) statistics, then normalise.
-  assert((root.kind == OpKind::GroupNorm || root.kind == OpKind::InstanceNorm) &&
-         "batch_norm is elementwise");
-  NormSpec ns;
-  ns.N = xt.shape[0];
-  ns.C = xt.shape[1];
-  ns.L = xt.numel() / (ns.N * ns.C);
-  ns.groups = root.kind == OpKind::GroupNorm ? root.getInt("groups") : ns.C;
-  ns.eps = root.getFloat("eps");
-  ns.affine = affine;
-  int stats = b.workspace(g.values[x].name + ".stats", ns.N * ns.C * 2 * 8);
+  int stats = b.workspace(g.values[root.operands[0].value].name + ".stats", spec.rows * 16);
   b.fill(stats, kFillZero);
   ChannelStatsSpec cs;
   cs.kernelName = b.kernelName(gi, "stats");
-  cs.N = ns.N;
-  cs.C = ns.C;
-  cs.L = ns.L;
-  if (auto err = b.launch(emitChannelStats(cs), gi, "channel statistics", MathMode::Ffma,
-                          {{0, b.bufferOf(x)}, {kChannelStatsSlot, stats}}))
+  cs.N = spec.rows;
+  cs.C = 1;
+  cs.L = spec.width;
+  cs.load = spec.load;
+  if (auto err = b.launch(emitChannelStats(cs), gi, "row statistics", MathMode::Ffma,
+                          {{0, slots[0]}, {kChannelStatsSlot, stats}}))
     return err;
-  SlotMap extra(8);
-  auto post = chainBody(g, grp.epilogue, root.result, IndexSpace::conv(g.type(root.result).shape),
-                        extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
-  ns.kernelName = b.kernelName(gi, "normalize");
-  ns.post = *post;
-  slots[4] = stats;
-  bindExtra(b, extra, slots);
-  return b.launch(emitNormApply(ns), gi, "normalise", MathMode::Ffma, slots);
+  spec.kernelName = b.kernelName(gi, "normalize");
+  slots[kChannelStatsSlot] = stats;
+  return b.launch(emitRowApply(spec), gi, std::string(what) + " from row statistics",
+                  MathMode::Ffma, slots);
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 //===- compiler/kernels/Generic.cpp - elementwise, pool and norm emitters ----------===//
 //
-// Turns ElementwiseSpec, PoolSpec, ChannelStatsSpec and LayerNormSpec into the generated
-// prologues of elementwise.cuh, pool.cuh, channel_stats.cuh and layer_norm.cuh, with launch
-// configurations sized from the baked shapes. Reductions and softmax are in GenericReduce.cpp.
+// Turns ElementwiseSpec, PoolSpec and ChannelStatsSpec into the generated prologues of
+// elementwise.cuh, pool.cuh and channel_stats.cuh, with launch configurations sized from the
+// baked shapes. Reductions and softmax are in GenericReduce.cpp, row norms in RowNorm.cpp.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/GenericCommon.h"
@@ -163,56 +163,6 @@ llvm::Expected<KernelSource> emitChannelStats(const ChannelStatsSpec &spec) {
   need.init = WorkspaceNeed::Init::Zero;
   need.what = "per-(n,c) sum and sum of squares (double)";
   ks.workspace.push_back(need);
-  return ks;
-}
-
-llvm::Expected<KernelSource> emitLayerNorm(const LayerNormSpec &spec) {
-  if (llvm::Error err = checkKernelName(spec.kernelName))
-    return err;
-  const std::string &name = spec.kernelName;
-  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
-    return err;
-  if (spec.outSlot == 6 || spec.outSlot == 7)
-    return makeError(name + ": layer_norm output slot " + llvm::Twine(spec.outSlot) +
-                     " holds gamma or beta");
-  if (spec.rows < 1 || spec.L < 1)
-    return makeError(name + ": layer_norm over an empty tensor");
-  if (!(spec.eps >= 0))
-    return makeError(name + ": layer_norm eps must be non-negative");
-  const int64_t team = spec.L <= 1024   ? std::clamp<int64_t>(nextPow2(spec.L), 4, 32)
-                       : spec.L <= 8192 ? 256
-                                        : 1024;
-  const int64_t threads = std::max<int64_t>(team, 256);
-  const int64_t teams = threads / team;
-  const int64_t blocks = ceilDiv(spec.rows, teams);
-  if (blocks > kMaxGridX)
-    return makeError(name + ": layer_norm over " + llvm::Twine(spec.rows) +
-                     " rows needs too many blocks for one grid");
-  // Stage the rows in shared memory when they fit in 32 KiB (static shared memory is 48 KiB).
-  const bool cache = teams * spec.L * 4 <= 32768;
-
-  PrologueWriter w(name, "layer_norm.cuh");
-  w.constant("kRows", spec.rows);
-  w.constant("kL", spec.L);
-  w.constantFloat("kEps", spec.eps);
-  w.constantBool("kAffine", spec.affine);
-  w.constant("kTeam", team);
-  w.constant("kThreads", threads);
-  w.constantBool("kCache", cache);
-  w.constant("kOutSlot", spec.outSlot);
-  w.flatFunctor("Load", spec.load);
-  w.flatFunctor("Post", spec.post);
-
-  KernelSource ks;
-  ks.name = name;
-  ks.templateName = "layer_norm.cuh";
-  ks.source = w.finish();
-  ks.launch.grid = {unsigned(blocks), 1, 1};
-  ks.launch.block = {unsigned(threads), 1, 1};
-  ks.tileConfig = std::to_string(team) + "-thread team per row of " + std::to_string(spec.L) +
-                  (cache ? ", rows staged in shared memory" : "");
-  ks.flops = double(spec.rows) * spec.L * 8;
-  ks.bytes = double(spec.rows) * spec.L * 8 + (spec.affine ? double(spec.L) * 8 : 0);
   return ks;
 }
 

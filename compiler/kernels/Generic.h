@@ -1,10 +1,11 @@
 //===- compiler/kernels/Generic.h - standalone kernels no fusion pattern takes -----===//
 //
 // The planner describes every group that no anchor pattern absorbs with one of these specs:
-// elementwise chains, reductions, softmax, pools, and the two halves of a standalone norm (the
-// per-channel statistics pass and layer norm). The emitters turn a spec into a KernelSource
-// (CUDA text with every shape baked in, launch configuration, workspace) for the templates
-// elementwise.cuh, reduce.cuh, softmax.cuh, pool.cuh, channel_stats.cuh and layer_norm.cuh.
+// elementwise chains, reductions, softmax, pools, and standalone normalisations (one kernel
+// holding each row in registers, or a per-row statistics pass and an apply pass). The emitters turn
+// a spec into a KernelSource (CUDA text with every shape baked in, launch configuration, workspace)
+// for the templates elementwise.cuh, reduce.cuh, softmax.cuh, pool.cuh, channel_stats.cuh,
+// row_norm.cuh and row_apply.cuh.
 // Slots (docs/kernel-abi.md): the input is slot 0, the output slot `outSlot` (3 unless the
 // planner says otherwise); functors may read extra operands from slots 8..15. A spec that no
 // kernel can run (empty tensors, dims out of range, a window larger than the padded input)
@@ -89,23 +90,45 @@ struct ChannelStatsSpec {
   FunctorBody load;
 };
 
-/// Layer norm of slot 0 viewed as [rows, L]: biased variance, eps inside the square root,
-/// gamma (slot 6) and beta (slot 7), both [L], when `affine`; into slot outSlot.
-struct LayerNormSpec {
+/// A normalisation of rows: slot 0 viewed as [rows, width], each row normalised with its own
+/// mean and biased variance (eps inside the square root); when `affine`, element w of row r is
+/// then scaled by gamma (slot 6) and shifted by beta (slot 7) at the affine index
+/// ((r % affineGroups) * width + w) / affineDiv; Post is applied to each result (flat index),
+/// written to slot outSlot. Load is applied to each input element (flat index).
+///   layer norm over the last dims:  rows = numel / width, affineGroups = affineDiv = 1;
+///   group norm of [N, C, L...]:     rows = N * groups, width = C / groups * L,
+///                                   affineGroups = groups, affineDiv = L (instance: groups = C).
+struct RowNormSpec {
   std::string kernelName;
-  int64_t rows = 1, L = 1;
+  int64_t rows = 1, width = 1;
+  int64_t affineGroups = 1, affineDiv = 1;
   double eps = 1e-5;
   bool affine = true;
   FunctorBody load, post;
   int outSlot = 3;
 };
 
+/// How a RowNormSpec is computed.
+enum class RowNormMode : uint8_t {
+  Resident, ///< one kernel (row_norm.cuh): a team holds each row in registers
+  Split,    ///< per-row statistics split over blocks (channel_stats.cuh), then row_apply.cuh
+};
+
+/// The decomposition the geometry asks for: Resident when a row fits in the registers of at
+/// most 1024 threads and there are rows enough to fill the GPU (or rows short enough that
+/// few blocks still finish fast); Split otherwise.
+RowNormMode chooseRowNorm(const RowNormSpec &spec);
+
 llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec);
 llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec);
 llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec);
 llvm::Expected<KernelSource> emitPool(const PoolSpec &spec);
 llvm::Expected<KernelSource> emitChannelStats(const ChannelStatsSpec &spec);
-llvm::Expected<KernelSource> emitLayerNorm(const LayerNormSpec &spec);
+/// The Resident kernel of a row norm (row_norm.cuh); an error when rows are too long for it.
+llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &spec);
+/// The second kernel of a Split row norm (row_apply.cuh). Its statistics come from
+/// emitChannelStats with N = rows, C = 1, L = width and the same Load functor (slot 4).
+llvm::Expected<KernelSource> emitRowApply(const RowNormSpec &spec);
 
 /// The workspace slot of a split reduction.
 constexpr int kReduceWorkSlot = 5;

@@ -53,14 +53,29 @@ llvm::Expected<KernelSource> emitNormApply(const NormSpec &s) {
   if (llvm::Error err = check(s))
     return err;
   constexpr int64_t threads = 256, unroll = 4;
+  // A block of the plane mode covers threads * unroll vectors of one plane; planes smaller
+  // than that share blocks instead (kMode 1), about as many elements a block.
+  constexpr int64_t blockElements = threads * unroll * 4;
+  const bool planeMode = s.L >= blockElements / 4;
   int64_t vec = s.L % 4 == 0 ? 4 : 1;
-  int64_t chunks = (s.L / vec + threads * unroll - 1) / (threads * unroll);
-  if (chunks > 0x7fffffff)
-    return makeError(s.kernelName + ": plane too large");
+  const int64_t planes = s.N * s.C;
+  int64_t planesPerBlock = 1;
+  unsigned grid[3];
+  if (planeMode) {
+    int64_t chunks = (s.L / vec + threads * unroll - 1) / (threads * unroll);
+    if (chunks > 0x7fffffff)
+      return makeError(s.kernelName + ": plane too large");
+    grid[0] = unsigned(chunks), grid[1] = unsigned(s.C), grid[2] = unsigned(s.N);
+  } else {
+    planesPerBlock = std::min(std::max<int64_t>(1, blockElements / s.L), planes);
+    grid[0] = unsigned((planes + planesPerBlock - 1) / planesPerBlock), grid[1] = 1, grid[2] = 1;
+  }
   PrologueWriter w(s.kernelName, "norm_apply.cuh");
   commonConstants(w, s, threads);
+  w.constant("kMode", planeMode ? 0 : 1);
   w.constant("kUnroll", unroll);
   w.constant("kVec", vec);
+  w.constant("kPlanes", planesPerBlock);
   w.code("namespace cfg {");
   w.anchorEpilogue("Post", s.post);
   w.code("} // namespace cfg");
@@ -68,10 +83,12 @@ llvm::Expected<KernelSource> emitNormApply(const NormSpec &s) {
   k.name = s.kernelName;
   k.templateName = "norm_apply.cuh";
   k.source = w.finish();
-  k.launch.grid = {unsigned(chunks), unsigned(s.C), unsigned(s.N)};
+  k.launch.grid = {grid[0], grid[1], grid[2]};
   k.launch.block = {unsigned(threads), 1, 1};
-  k.tileConfig = std::to_string(threads) + " threads x " + std::to_string(unroll) +
-                 (vec == 4 ? " float4" : " floats") + " per thread";
+  k.tileConfig = planeMode ? std::to_string(threads) + " threads x " + std::to_string(unroll) +
+                                 (vec == 4 ? " float4" : " floats") + " per thread"
+                           : std::to_string(planesPerBlock) + " planes of " + std::to_string(s.L) +
+                                 " a block" + (vec == 4 ? ", float4" : "");
   double elems = double(s.N) * s.C * s.L;
   k.flops = 2 * elems;
   k.bytes = 8 * elems + 16.0 * s.N * s.C + (s.affine ? 8.0 * s.C : 0);

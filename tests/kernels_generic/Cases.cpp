@@ -361,39 +361,58 @@ llvm::Error normCases(CaseList &list) {
             ref, c.bench))
       return err;
   }
-  struct Ln {
+  // Row norms held in registers: layer norms (affine index = position) and group norms of
+  // [N, C, L] (rows = N * groups, affine index = channel), teams from 1 thread to a block.
+  struct Rn {
     const char *name;
-    int64_t rows, L;
+    int64_t N, C, L, groups; ///< groups == 0: a layer norm over rows of C * L
     bool affine, functors;
     const char *bench;
   };
-  const Ln norms[] = {
-      {"ln_7_affine", 37, 7, true, false, ""},
-      {"ln_100_post", 65, 100, false, true, ""},
-      {"ln_5000_affine", 9, 5000, true, false, ""},
-      {"ln_30000_uncached", 3, 30000, true, true, ""},
-      {"ln_4096x1024", 4096, 1024, true, false, "F.layer_norm(t0, (1024,), t6, t7, 1e-5)"}};
-  for (const Ln &c : norms) {
-    LayerNormSpec s;
+  const Rn norms[] = {
+      {"ln_7_affine", 37, 7, 1, 0, true, false, ""},
+      {"ln_100_post", 65, 100, 1, 0, false, true, ""},
+      {"ln_5000_affine", 9, 5000, 1, 0, true, false, ""},
+      {"ln_30000_wide_team", 3, 30000, 1, 0, true, true, ""},
+      {"ln_4096x1024", 4096, 1024, 1, 0, true, false, "F.layer_norm(t0, (1024,), t6, t7, 1e-5)"},
+      {"gn2d_groups_of_8", 131, 64, 1, 8, true, false, ""},
+      {"gn2d_groups_of_4096", 7, 8192, 1, 2, true, true, ""},
+      {"gn_odd_plane", 3, 6, 13, 3, true, false, ""},
+      {"gn_1024x8192_16", 1024, 8192, 1, 16, true, false, "F.group_norm(t0, 16, t6, t7, 1e-5)"}};
+  for (const Rn &c : norms) {
+    RowNormSpec s;
     s.kernelName = c.name;
-    s.rows = c.rows;
-    s.L = c.L;
     s.affine = c.affine;
     s.eps = 1e-5;
+    if (c.groups == 0) {
+      s.rows = c.N;
+      s.width = c.C * c.L;
+    } else {
+      s.rows = c.N * c.groups;
+      s.width = c.C / c.groups * c.L;
+      s.affineGroups = c.groups;
+      s.affineDiv = c.L;
+    }
     if (c.functors) {
       s.load = kLoadAffine;
       s.post = kPostAffine;
     }
-    std::vector<CaseBuffer> bufs{in(0, {c.rows, c.L}, "randn", 3.0), out(3, {c.rows, c.L})};
+    Shape6 shape = c.L == 1 ? Shape6{c.N, c.C} : Shape6{c.N, c.C, c.L};
+    std::vector<CaseBuffer> bufs{in(0, shape, "randn", 3.0), out(3, shape)};
+    int64_t params = c.groups == 0 ? c.C * c.L : c.C;
     if (c.affine) {
-      bufs.push_back(in(6, {c.L}));
-      bufs.push_back(in(7, {c.L}));
+      bufs.push_back(in(6, {params}));
+      bufs.push_back(in(7, {params}));
     }
     std::string x = c.functors ? "(in0 * 0.5 - 0.25)" : "in0";
-    std::string ref = "F.layer_norm(" + x + ", (" + std::to_string(c.L) + ",), " +
-                      (c.affine ? "in6, in7" : "None, None") + ", 1e-5)" +
-                      (c.functors ? " * 2 + 1" : "");
-    if (auto err = list.add(c.name, emitLayerNorm(s), bufs, ref, c.bench))
+    std::string gb = c.affine ? "in6, in7" : "None, None";
+    std::string ref =
+        c.groups == 0
+            ? "F.layer_norm(" + x + ", (" + std::to_string(s.width) + ",), " + gb + ", 1e-5)"
+            : "F.group_norm(" + x + ", " + std::to_string(c.groups) + ", " + gb + ", 1e-5)";
+    if (c.functors)
+      ref = "(" + ref + ") * 2 + 1";
+    if (auto err = list.add(c.name, emitRowNorm(s), bufs, ref, c.bench))
       return err;
   }
   return llvm::Error::success();

@@ -176,18 +176,57 @@ TEST(GenericKernels, ChannelStatsListsItsZeroedStatistics) {
   EXPECT_GE(chunk * k.launch.grid[1], 1 << 20);
 }
 
-TEST(GenericKernels, LayerNormCachesRowsThatFit) {
-  LayerNormSpec s;
-  s.kernelName = "ln";
-  s.rows = 10;
-  s.L = 8192;
-  KernelSource k = emitOk(emitLayerNorm(s));
-  EXPECT_EQ(constantLine(k.source, "kCache"), "kCache = true");
-  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 256");
-  s.L = 8193;
-  k = emitOk(emitLayerNorm(s));
-  EXPECT_EQ(constantLine(k.source, "kCache"), "kCache = false");
-  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 1024");
+TEST(GenericKernels, RowNormTeamFollowsTheRowLength) {
+  RowNormSpec s;
+  s.kernelName = "rn";
+  s.rows = 1024 * 16;
+  s.width = 512; // a 2-D group norm of 8192 features in 16 groups
+  KernelSource k = emitOk(emitRowNorm(s));
+  EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 4");
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 64");
+  EXPECT_EQ(constantLine(k.source, "kPer"), "kPer = 2");
+  EXPECT_EQ(k.launch.block[0], 64u);
+  EXPECT_EQ(k.launch.grid[0], 1024u * 16);
+  s.width = 8; // groups of 8 columns: teams of one thread, many rows a warp
+  k = emitOk(emitRowNorm(s));
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 1");
+  EXPECT_EQ(k.launch.block[0], 256u);
+  EXPECT_EQ(k.launch.grid[0], 1024u * 16 / 256);
+  s.width = 999; // odd: scalar loads
+  k = emitOk(emitRowNorm(s));
+  EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 1");
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 512");
+  EXPECT_EQ(constantLine(k.source, "kPer"), "kPer = 2");
+}
+
+TEST(GenericKernels, RowNormSplitsLongOrFewRows) {
+  RowNormSpec s;
+  s.kernelName = "rn";
+  s.rows = 4096;
+  s.width = 32768;
+  EXPECT_EQ(chooseRowNorm(s), RowNormMode::Resident);
+  s.width = 32772; // past 1024 threads x 8 float4
+  EXPECT_EQ(chooseRowNorm(s), RowNormMode::Split);
+  EXPECT_EQ(errorOf(emitRowNorm(s)),
+            "rn: rows of 32772 do not fit in the registers of one block; split the statistics");
+  s.rows = 16; // S0-sized group norm: 16 samples x 8 groups of 16 x 39304
+  s.width = 16 * 39304;
+  EXPECT_EQ(chooseRowNorm(s), RowNormMode::Split);
+  s.rows = 8; // long rows, few of them: split even though they would fit
+  s.width = 16384;
+  EXPECT_EQ(chooseRowNorm(s), RowNormMode::Split);
+  s.width = 4096; // short enough that one team a row is quick anyway
+  EXPECT_EQ(chooseRowNorm(s), RowNormMode::Resident);
+  s.rows = 16;
+  s.width = 16 * 39304;
+  KernelSource k = emitOk(emitRowApply(s));
+  ASSERT_EQ(k.workspace.size(), 1u);
+  EXPECT_EQ(k.workspace[0].slot, kChannelStatsSlot);
+  EXPECT_EQ(k.workspace[0].bytes, 16 * 16);
+  int64_t chunk = std::stoll(constantLine(k.source, "kChunk").substr(9));
+  int64_t chunks = std::stoll(constantLine(k.source, "kChunks").substr(10));
+  EXPECT_GE(chunk * chunks, 16 * 39304);
+  EXPECT_EQ(int64_t(k.launch.grid[0]), 16 * chunks);
 }
 
 TEST(GenericKernels, BadSpecsGiveExactErrors) {
@@ -239,10 +278,16 @@ TEST(GenericKernels, BadSpecsGiveExactErrors) {
   e.numel = 0;
   EXPECT_EQ(errorOf(emitElementwise(e)), "ew: elementwise kernel over an empty tensor");
 
-  LayerNormSpec ln;
-  ln.kernelName = "ln";
-  ln.outSlot = 6;
-  EXPECT_EQ(errorOf(emitLayerNorm(ln)), "ln: layer_norm output slot 6 holds gamma or beta");
+  RowNormSpec rn;
+  rn.kernelName = "rn";
+  rn.outSlot = 6;
+  EXPECT_EQ(errorOf(emitRowNorm(rn)), "rn: norm output slot 6 holds statistics, gamma or beta");
+  rn.outSlot = 3;
+  rn.width = 10;
+  rn.affineGroups = 3;
+  rn.affineDiv = 4;
+  EXPECT_EQ(errorOf(emitRowApply(rn)), "rn: affine groups 3 and divisor 4 do not index whole "
+                                       "parameters of rows of 10");
 }
 
 } // namespace
