@@ -12,7 +12,8 @@
 //    when kTeam > 32).
 //  - kMode 1, the innermost dim is kept: the 32 lanes of a warp own 32 consecutive outputs
 //    (consecutive addresses) and loop over r; kRows warps of a block split r and combine
-//    through shared memory. This is the sum over dim 0 of a [4096, 4096] matrix.
+//    through shared memory; a block holds kCols such groups of 32 outputs. This is the sum over
+//    dim 0 of a [4096, 4096] matrix, or over the channels of [N, C, H, W].
 //
 // When there are too few outputs to fill the GPU, gridDim.y = kSplit blocks share each output's
 // r range: every block stores its partial state in the workspace (slot kWorkSlot, zeroed before
@@ -24,7 +25,7 @@
 //
 // Expects in namespace cfg: kKind (0 sum, 1 mean, 2 max, 3 min, 4 logsumexp), kNumOut, kR,
 // kKeptRank, kKeptSize[], kKeptStride[], kRedRank, kRedSize[], kRedStride[], kMode, kThreads,
-// kTeam (mode 0), kRows (mode 1), kSplit, kChunk, kOutSlot, kWorkSlot, kSmallIndex (every input
+// kTeam (mode 0), kRows and kCols (mode 1), kSplit, kChunk, kOutSlot, kWorkSlot, kSmallIndex (every input
 // offset fits 32 bits); and structs Load (each input element, flat input index) and Post (each
 // result, flat output index).
 //
@@ -196,7 +197,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   using namespace sinter::reduce;
   static_assert(cfg::kMode != 0 || cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam,
                 "a team wider than a warp owns its block");
-  static_assert(cfg::kMode != 1 || cfg::kThreads == 32 * cfg::kRows, "one warp per row");
+  static_assert(cfg::kMode != 1 || cfg::kThreads == 32 * cfg::kRows * cfg::kCols,
+                "one warp per row and column group");
   static_assert(cfg::kSplit * cfg::kChunk >= cfg::kR, "the chunks cover the reduced range");
   const long long r0 = (long long)blockIdx.y * cfg::kChunk;
   const long long r1 = r0 + cfg::kChunk < cfg::kR ? r0 + cfg::kChunk : cfg::kR;
@@ -224,20 +226,21 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
     if (lane == 0 && active)
       finish(b, o, s);
   } else {
-    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-    const long long o = (long long)blockIdx.x * 32 + tx;
+    const int tx = threadIdx.x % 32, ty = (threadIdx.x / 32) % cfg::kRows;
+    const int col = threadIdx.x / (32 * cfg::kRows);
+    const long long o = ((long long)blockIdx.x * cfg::kCols + col) * 32 + tx;
     const bool active = o < cfg::kNumOut;
     if (active)
       accumulate(s, b, keptOffset(Index(o)), r0, r1, ty, cfg::kRows);
     if constexpr (cfg::kRows > 1) {
-      __shared__ Acc rowState[cfg::kRows][32];
-      rowState[ty][tx] = s;
+      __shared__ Acc rowState[cfg::kCols][cfg::kRows][32];
+      rowState[col][ty][tx] = s;
       __syncthreads();
       if (ty != 0)
         return;
       // A fixed order, so the result does not depend on timing.
       for (int k = 1; k < cfg::kRows; ++k)
-        merge(s, rowState[k][tx]);
+        merge(s, rowState[col][k][tx]);
     }
     if (active)
       finish(b, o, s);

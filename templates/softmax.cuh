@@ -10,11 +10,15 @@
 //    strides along it, combining its lanes with shuffles (and shared memory when kTeam > 32).
 //  - kMode 1 (kInner > 1): the 32 lanes of a warp own 32 consecutive (outer, inner) lines, so
 //    each step along kD reads 32 consecutive addresses; kRows warps split kD and combine their
-//    states through shared memory.
+//    states through shared memory; a block holds kCols such groups of 32 lines.
+//  - kMode 2 (kInner > 1, a short kD: softmax over the channels of an image): a thread owns kVec
+//    consecutive lines and holds all kD * kVec of their elements in registers, so the input is
+//    read once (16-byte loads when kVec == 4) and each element costs one exponential.
 //
-// Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (mode 0), kRows
-// (mode 1), kOutSlot; and structs Load (each input element, flat index; it is called in both
-// passes, so it must be a pure function) and Post (each result, flat index).
+// Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (mode 0), kRows and
+// kCols (mode 1), kVec (mode 2), kOutSlot; and structs Load (each input element, flat index; it
+// is called in both passes of modes 0 and 1, so it must be a pure function) and Post (each
+// result, flat index).
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -82,6 +86,69 @@ __device__ __forceinline__ void line(const Buffers &b, long long base, long long
   }
 }
 
+/// kMode 2: the kVec lines starting at input offset `base`, held in registers.
+__device__ __forceinline__ void cachedLines(const Buffers &b, long long base) {
+  constexpr int V = cfg::kVec;
+  const float *__restrict__ x = slot<const float>(b, 0);
+  float *out = slot<float>(b, cfg::kOutSlot);
+  const Load load{};
+  const Post post{};
+  float v[cfg::kD][V], m[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    m[e] = -kInf;
+#pragma unroll
+  for (int d = 0; d < cfg::kD; ++d) {
+    const long long i = base + (long long)d * cfg::kInner;
+    if constexpr (V == 4) {
+      const float4 q = __ldg(reinterpret_cast<const float4 *>(x + i));
+      v[d][0] = q.x, v[d][1] = q.y, v[d][2] = q.z, v[d][3] = q.w;
+    } else if constexpr (V == 2) {
+      const float2 q = __ldg(reinterpret_cast<const float2 *>(x + i));
+      v[d][0] = q.x, v[d][1] = q.y;
+    } else {
+      v[d][0] = __ldg(x + i);
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      v[d][e] = load(v[d][e], i + e, b);
+      // NaN is kept out of the max; it still makes its line's sum NaN, as in torch.
+      m[e] = fmaxf(m[e], v[d][e]);
+    }
+  }
+  float sum[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    sum[e] = 0.f;
+#pragma unroll
+  for (int d = 0; d < cfg::kD; ++d)
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const float t = expf(v[d][e] - m[e]);
+      sum[e] += t;
+      if constexpr (!cfg::kLog)
+        v[d][e] = t;
+    }
+  float k[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e)
+    k[e] = cfg::kLog ? m[e] + logf(sum[e]) : 1.f / sum[e];
+#pragma unroll
+  for (int d = 0; d < cfg::kD; ++d) {
+    const long long i = base + (long long)d * cfg::kInner;
+    float y[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      y[e] = post(cfg::kLog ? v[d][e] - k[e] : v[d][e] * k[e], i + e, b);
+    if constexpr (V == 4)
+      *reinterpret_cast<float4 *>(out + i) = make_float4(y[0], y[1], y[2], y[3]);
+    else if constexpr (V == 2)
+      *reinterpret_cast<float2 *>(out + i) = make_float2(y[0], y[1]);
+    else
+      out[i] = y[0];
+  }
+}
+
 } // namespace sinter::softmax
 
 extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
@@ -89,7 +156,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   static_assert(cfg::kMode != 0 || cfg::kInner == 1, "row mode reads contiguous rows");
   static_assert(cfg::kMode != 0 || cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam,
                 "a team wider than a warp owns its block");
-  static_assert(cfg::kMode != 1 || cfg::kThreads == 32 * cfg::kRows, "one warp per row");
+  static_assert(cfg::kMode != 1 || cfg::kThreads == 32 * cfg::kRows * cfg::kCols,
+                "one warp per row and column group");
+  static_assert(cfg::kMode != 2 || cfg::kInner % cfg::kVec == 0, "whole vectors of lines");
   if constexpr (cfg::kMode == 0) {
     constexpr int kTeams = cfg::kThreads / cfg::kTeam;
     const long long row = (long long)blockIdx.x * kTeams + threadIdx.x / cfg::kTeam;
@@ -108,21 +177,29 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       }
       return st;
     });
-  } else {
-    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
-    const long long q = (long long)blockIdx.x * 32 + tx; // line index over (outer, inner)
+  } else if constexpr (cfg::kMode == 1) {
+    const int tx = threadIdx.x % 32, ty = (threadIdx.x / 32) % cfg::kRows;
+    const int col = threadIdx.x / (32 * cfg::kRows);
+    // line index over (outer, inner)
+    const long long q = ((long long)blockIdx.x * cfg::kCols + col) * 32 + tx;
     const bool active = q < cfg::kOuter * cfg::kInner;
     const long long base = (q / cfg::kInner) * cfg::kD * cfg::kInner + q % cfg::kInner;
-    line(b, base, cfg::kInner, ty, cfg::kRows, active, [tx, ty](State st) {
+    line(b, base, cfg::kInner, ty, cfg::kRows, active, [tx, ty, col](State st) {
       if constexpr (cfg::kRows > 1) {
-        __shared__ State rowState[cfg::kRows][32];
-        rowState[ty][tx] = st;
+        __shared__ State rowState[cfg::kCols][cfg::kRows][32];
+        rowState[col][ty][tx] = st;
         __syncthreads();
-        st = rowState[0][tx];
+        st = rowState[col][0][tx];
         for (int k = 1; k < cfg::kRows; ++k)
-          merge(st, rowState[k][tx]);
+          merge(st, rowState[col][k][tx]);
       }
       return st;
     });
+  } else {
+    constexpr long long kVecsPerOuter = cfg::kInner / cfg::kVec;
+    const long long q = (long long)blockIdx.x * cfg::kThreads + threadIdx.x;
+    if (q >= cfg::kOuter * kVecsPerOuter)
+      return;
+    cachedLines(b, (q / kVecsPerOuter) * cfg::kD * cfg::kInner + (q % kVecsPerOuter) * cfg::kVec);
   }
 }

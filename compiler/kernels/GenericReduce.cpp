@@ -102,7 +102,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   const bool innerReduced = !redSize.empty() && (keptSize.empty() || redStride.back() == 1);
   const bool teamMode = innerReduced && (R >= 64 || numOut < 2048);
 
-  int64_t team = 0, rows = 0, threads, outputsPerBlock, lanesPerOutput;
+  int64_t team = 0, rows = 0, cols = 1, threads, outputsPerBlock, lanesPerOutput;
   if (teamMode) {
     team = R <= 512 ? 32 : R <= 8192 ? 128 : 512;
     threads = team > 32 ? team : 256; // a team wider than a warp owns its block
@@ -110,8 +110,11 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
     lanesPerOutput = team;
   } else {
     rows = std::min<int64_t>(8, nextPow2(ceilDiv(R, 32)));
-    threads = 32 * rows;
-    outputsPerBlock = 32;
+    // Blocks of fewer than 8 warps take several groups of 32 outputs: a 32-thread block would
+    // cap a multiprocessor at half its threads.
+    cols = std::clamp<int64_t>(ceilDiv(numOut, 32), 1, 8 / rows);
+    threads = 32 * rows * cols;
+    outputsPerBlock = 32 * cols;
     lanesPerOutput = rows;
   }
   const int64_t blocksX = ceilDiv(numOut, outputsPerBlock);
@@ -142,6 +145,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   w.constant("kThreads", threads);
   w.constant("kTeam", teamMode ? team : 1);
   w.constant("kRows", teamMode ? 1 : rows);
+  w.constant("kCols", cols);
   w.constant("kSplit", split);
   w.constant("kChunk", chunk);
   w.constant("kOutSlot", spec.outSlot);
@@ -159,7 +163,8 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   ks.tileConfig = std::string(kindName(spec.kind)) + " of " + std::to_string(R) + " into " +
                   std::to_string(numOut) + ": " +
                   (teamMode ? std::to_string(team) + "-thread team per output"
-                            : "warp over 32 outputs x " + std::to_string(rows) + " rows") +
+                            : "warp over 32 outputs x " + std::to_string(rows) + " rows, " +
+                                  std::to_string(cols) + " output groups a block") +
                   (split > 1 ? ", split " + std::to_string(split) : "");
   ks.flops = double(numel) * (spec.kind == ReduceSpec::Kind::LogSumExp ? 3 : 1);
   ks.bytes = double(numel + numOut) * 4;
@@ -193,20 +198,28 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
     return makeError(name + ": " + op + " over an empty tensor " + shapeStr(spec.shape));
 
   const bool rowMode = inner == 1;
-  int64_t team = 1, rows = 1, threads, blocks;
+  const int64_t lines = outer * inner;
+  // A short softmax dim over many lines (the channels of images): each thread holds whole
+  // lines in registers, at most 64 values, in vectors of consecutive lines where they divide.
+  const bool cached = !rowMode && D <= 64 && lines >= 4096;
+  int64_t team = 1, rows = 1, cols = 1, vec = 1, threads, blocks;
   if (rowMode) {
     team = D <= 1024 ? std::clamp<int64_t>(nextPow2(D), 4, 32) : D <= 8192 ? 256 : 1024;
     threads = team > 32 ? team : 256; // a team wider than a warp owns its block
     blocks = ceilDiv(outer, threads / team);
+  } else if (cached) {
+    vec = inner % 4 == 0 && D <= 16 ? 4 : inner % 2 == 0 && D <= 32 ? 2 : 1;
+    threads = 256;
+    blocks = ceilDiv(lines / vec, threads);
   } else {
     // Enough warps per line to fill the GPU when there are few lines, at most a 1024-thread
-    // block.
-    const int64_t lines = outer * inner;
+    // block; blocks of fewer than 8 warps take several groups of 32 lines.
     rows = std::clamp<int64_t>(nextPow2(ceilDiv(kTargetThreads, lines)), 1, 32);
     while (rows > 1 && rows > D)
       rows /= 2;
-    threads = 32 * rows;
-    blocks = ceilDiv(lines, 32);
+    cols = std::max<int64_t>(1, 8 / rows);
+    threads = 32 * rows * cols;
+    blocks = ceilDiv(lines, 32 * cols);
   }
   if (blocks > kMaxGridX)
     return makeError(name + ": " + op + " over " + shapeStr(spec.shape) +
@@ -217,10 +230,12 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   w.constant("kD", D);
   w.constant("kInner", inner);
   w.constantBool("kLog", spec.log);
-  w.constant("kMode", rowMode ? 0 : 1);
+  w.constant("kMode", rowMode ? 0 : cached ? 2 : 1);
   w.constant("kThreads", threads);
   w.constant("kTeam", team);
   w.constant("kRows", rows);
+  w.constant("kCols", cols);
+  w.constant("kVec", vec);
   w.constant("kOutSlot", spec.outSlot);
   w.flatFunctor("Load", spec.load);
   w.flatFunctor("Post", spec.post);
@@ -231,9 +246,12 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   ks.source = w.finish();
   ks.launch.grid = {unsigned(blocks), 1, 1};
   ks.launch.block = {unsigned(threads), 1, 1};
-  ks.tileConfig = std::string(op) + " along " + std::to_string(D) +
-                  (rowMode ? ": " + std::to_string(team) + "-thread team per row"
-                           : ": warp over 32 lines x " + std::to_string(rows) + " rows");
+  ks.tileConfig =
+      std::string(op) + " along " + std::to_string(D) +
+      (rowMode  ? ": " + std::to_string(team) + "-thread team per row"
+       : cached ? ": " + std::to_string(vec) + " lines a thread, held in registers"
+                : ": warp over 32 lines x " + std::to_string(rows) + " rows, " +
+                      std::to_string(cols) + " line groups a block");
   const double numel = double(outer) * D * inner;
   ks.flops = numel * 5;
   ks.bytes = numel * 8;

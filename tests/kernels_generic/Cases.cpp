@@ -137,6 +137,10 @@ llvm::Error reduceCases(CaseList &list) {
        "torch.sum(t0, dim=1)",
        1e-5},
       {"red_mean_split_outer", {100000, 3}, {0}, K::Mean, false, "rand", "", 1e-5},
+      // Over the channels of images: blocks of several 32-output groups.
+      {"red_sum_channels", {9, 16, 33, 35}, {1}, K::Sum, true, "randn", "", 1e-5},
+      {"red_max_channels_128", {128, 16, 32, 32}, {1}, K::Max, false, "randn",
+       "torch.amax(t0, dim=1)", 0},
       {"red_max_split_inner", {5, 200003}, {1}, K::Max, false, "randn", "", 0},
       {"red_lse_split_size1", {1, 4, 250007}, {1, 2}, K::LogSumExp, false, "randn", "", 1e-5},
       {"red_sum_size1_dim", {4, 1, 6}, {1}, K::Sum, true, "randn", "", 1e-6},
@@ -200,6 +204,13 @@ llvm::Error softmaxCases(CaseList &list) {
       {"sm_outer_log", {1000, 3, 5}, 0, true, true, ""},
       {"sm_rows_4096", {4096, 4096}, 1, false, false, "torch.softmax(t0, dim=1)"},
       {"sm_cols_4096", {4096, 4096}, 0, false, false, "torch.softmax(t0, dim=0)"},
+      // Channels of images: lines held in registers, float4 / float2 / scalar vectors.
+      {"sm_channels_vec4", {6, 16, 1028}, 1, false, true, ""},
+      {"sm_channels_vec2_log", {5, 24, 1026}, 1, true, false, ""},
+      {"sm_channels_odd", {2, 7, 4099}, 1, false, false, ""},
+      {"sm_channels_64_log", {3, 64, 2001}, 1, true, true, ""},
+      {"sm_channels_128x16x64x64", {128, 16, 64, 64}, 1, false, false,
+       "torch.softmax(t0, dim=1)"},
   };
   for (const S &c : cases) {
     SoftmaxSpec s;

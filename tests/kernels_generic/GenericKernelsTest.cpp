@@ -112,6 +112,13 @@ TEST(GenericKernels, ReduceOverOuterDimMapsLanesToOutputsAndSplits) {
   EXPECT_EQ(k.workspace[0].slot, kReduceWorkSlot);
   EXPECT_EQ(k.workspace[0].bytes, 4096 * 8 * 8 + 4096 * 4);
   EXPECT_EQ(k.workspace[0].init, WorkspaceNeed::Init::Zero);
+  s.inShape = {128, 16, 32, 32}; // over the channels of images: 8 groups of 32 outputs a block
+  s.dims = {1};
+  k = emitOk(emitReduce(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 1");
+  EXPECT_EQ(constantLine(k.source, "kCols"), "kCols = 8");
+  EXPECT_EQ(k.launch.block[0], 256u);
+  EXPECT_EQ(k.launch.grid[0], 128u * 1024 / 256);
 }
 
 TEST(GenericKernels, ReduceOverAllOfTenMillionSplitsOneOutput) {
@@ -160,6 +167,16 @@ TEST(GenericKernels, SoftmaxPicksRowOrColumnMode) {
   s.shape = {4, 5, 7}; // a line shorter than the warps: no more rows than elements
   k = emitOk(emitSoftmax(s));
   EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 4");
+  EXPECT_EQ(k.launch.block[0], 256u); // two groups of 32 lines, 4 warps each
+  s.shape = {128, 16, 64, 64}; // the channels of images: whole lines in registers
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 2");
+  EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 4");
+  EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 4 / 256);
+  s.shape = {128, 65, 64, 64}; // too many to hold: warps over lines again
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 1");
+  EXPECT_EQ(k.launch.block[0], 256u);
 }
 
 TEST(GenericKernels, ChannelStatsListsItsZeroedStatistics) {
