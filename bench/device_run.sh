@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One device call that checks and times everything a change needs, in order of cost:
+#   1. the generic kernels' GPU cases (tests/kernels_generic/gpu_check.py), if their cubins
+#      were carried;
+#   2. the GPU test binaries that were carried (every op, pattern and corpus graph at small
+#      scale against the float64 CPU reference);
+#   3. bench/corpus_bench.py over the full-size corpus (sinter vs eager vs torch.compile, and a
+#      second sinter binary for before/after when one was carried);
+#   4. bench/side_by_side.py on the five workloads.
+# Prepare here with bench/device_prepare.sh (it fills CARRY, default .carry/run); on the GPU
+# machine, from the repository root:  bench/device_run.sh [CARRY]   (results under $OUT)
+# STEPS (default "generic tests corpus workloads") picks steps; CORPUS_ARGS adds arguments to
+# corpus_bench.py (e.g. "--only a,b --no-compile").
+set -uo pipefail
+carry=${1:-.carry/run}
+out=${OUT:-/tmp/sinter-out}
+steps=${STEPS:-generic tests corpus workloads}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 SINTER_CACHE_DIR=/tmp/sinter-cache
+export SINTER_CORPUS_DIR=$PWD/bench/corpus SINTER_WORKLOADS_DIR=$PWD/$carry/workloads
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.used --format=csv,noheader
+has() { [[ " $steps " == *" $1 "* ]]; }
+
+if has generic && [ -d "$carry/generic" ]; then
+  echo "== generic kernels"
+  timeout 240 python3 tests/kernels_generic/gpu_check.py "$carry/generic" --out "$out/generic.json" \
+    > "$out/generic.log" 2>&1
+  echo "rc=$?"; grep -vE '^\{' "$out/generic.log" | tail -25
+fi
+
+if has tests; then
+  for t in gpu_tests gpu_corpus_tests gpu_workload_tests; do
+    [ -x "$carry/$t" ] || continue
+    echo "== $t"
+    SINTER_WORKLOADS=${SINTER_WORKLOADS:-s1,s4} timeout 300 "$carry/$t" --gtest_brief=1 \
+      > "$out/$t.log" 2>&1
+    echo "rc=$?"; grep -E "FAILED|PASSED|Failure|rel|error" "$out/$t.log" | head -40
+  done
+fi
+
+if has corpus; then
+  echo "== corpus"
+  extra=()
+  [ -x "$carry/base/sinter_bench" ] && extra=(--extra-bench-bin "base=$carry/base/sinter_bench")
+  timeout 540 python3 bench/corpus_bench.py --bench-bin "$carry/sinter_bench" --out "$out" \
+    "${extra[@]}" ${CORPUS_ARGS:-} > "$out/corpus.log" 2>&1
+  echo "rc=$?"; tail -80 "$out/corpus.log"
+fi
+
+if has workloads; then
+  echo "== workloads"
+  timeout 300 python3 bench/side_by_side.py --bench-bin "$carry/sinter_bench" \
+    --workloads "$carry/workloads" --out "$out" --iterations 30 > "$out/workloads.log" 2>&1
+  echo "rc=$?"; tail -12 "$out/workloads.log"
+fi
