@@ -9,7 +9,9 @@ tensors under ~6 GB, PyTorch time ~0.2-20 ms) or "small" (the same structure and
 on shapes small enough for the float64 CPU reference, `sinterc eval`, in well under a
 second). From that one description come the `.sir` text, the tensors and how to draw them,
 a PyTorch twin (generated Python source calling torch.nn.functional op by op, in the same
-order), the anchor FLOPs and the math class of the roofline floor.
+order), the anchor FLOPs and the math class of the roofline floor. The machinery (shape
+inference, the .sir printer, the twin generator, helpers that create an op's weights) is
+sirbuild.py; this file holds the graphs, the torch-side helpers and the command line.
 
   python3 bench/corpus/corpus.py --write      # bench/corpus/{full,small}/<name>.sir
   python3 bench/corpus/corpus.py --check      # exit 1 if the committed files are stale
@@ -89,7 +91,8 @@ def _(g, s):
 @corpus("gemm_gn64_tanh_max")
 def _(g, s):
     m, k, n = s(4096, 8), s(4096, 64), 4096
-    g.doc = f"Linear({k}->{n}) -> GroupNorm(64, width {n // 64}) -> tanh -> max over features (keepdim)"
+    g.doc = (f"Linear({k}->{n}) -> GroupNorm(64, width {n // 64}) -> tanh -> "
+             f"max over features (keepdim)")
     x = g.input("x", [m, k])
     y = linear(g, "y", x, n)
     h = group_norm(g, "n", y, 64)

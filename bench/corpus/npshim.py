@@ -169,7 +169,8 @@ def _instance_norm(x, running_mean=None, running_var=None, weight=None, bias=Non
 
 
 def _softplus(x, beta=1.0, threshold=20.0):
-    return np.where(x * beta > threshold, x, np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta)
+    soft = np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta
+    return np.where(x * beta > threshold, x, soft)
 
 
 def _gelu(x, approximate="none"):
