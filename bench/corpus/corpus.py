@@ -310,6 +310,33 @@ def _(g, s):
     g.ret(g.op("o", "add", ge, x))
 
 
+@corpus("gemm_flatten_log_softmax")
+def _(g, s):
+    n, c, hw, k = s(2048, 4), s(512, 16), s(4, 2), 1000
+    g.doc = (f"classifier head: flatten([{n},{c},{hw},{hw}] from dim 1) -> "
+             f"Linear({c * hw * hw}->{k}) -> log_softmax over classes")
+    x = g.input("x", [n, c, hw, hw])
+    f = g.op("f", "flatten", x, start_dim=1)
+    y = linear(g, "y", f, k)
+    g.ret(g.op("o", "log_softmax", y, dim=1))
+
+
+@corpus("gemm_reshape_head_softmax")
+def _(g, s):
+    m, k, heads, d = s(4096, 8), s(2048, 64), 16, s(128, 32)
+    n = heads * d
+    g.doc = (f"y = Linear({k}->{n}); softmax of y viewed as [{m},{heads},{d}] over dim 2, "
+             f"viewed back, * y * scale (a f32[] param)")
+    x = g.input("x", [m, k])
+    y = linear(g, "y", x, n)
+    r = g.op("r", "reshape", y, shape=[m, heads, d])
+    p = g.op("p", "softmax", r, dim=2)
+    b = g.op("pb", "reshape", p, shape=[m, -1])
+    py = g.op("py", "mul", b, y)
+    scale = g.param("scale", [], 0.5, 1.5)
+    g.ret(g.op("o", "mul", py, scale))
+
+
 # ---- matmul / bmm
 
 
@@ -501,6 +528,18 @@ def _(g, s):
     h = instance_norm(g, "n", y, affine=False)
     a = g.op("a", "leaky_relu", h, negative_slope=0.2)
     g.ret(g.op("o", "max", a, dims=[2, 3]))
+
+
+@corpus("conv2d_rect_maxpool_ceil_gn")
+def _(g, s):
+    n, h, w = s(128, 2), s(96, 18), s(160, 30)
+    g.doc = ("Conv2d(16->32, k=(3,5), stride=(1,2), pad=(1,2)) on 96x160 -> "
+             "MaxPool2d(3, stride 2, ceil_mode) -> GroupNorm(8) -> ReLU")
+    x = g.input("x", [n, 16, h, w])
+    y = conv(g, "y", x, 32, [3, 5], stride=[1, 2], padding=[1, 2])
+    p = g.op("p", "max_pool", y, kernel_size=3, stride=2, ceil_mode=True)
+    h = group_norm(g, "n", p, 8)
+    g.ret(g.op("o", "relu", h))
 
 
 # ---- conv 3-D
@@ -710,12 +749,12 @@ def _(g, s):
 @corpus("convt3d_bn_avgpool_avgpool")
 def _(g, s):
     n, d, hw = s(128, 2), s(16, 6), s(32, 10)
-    g.doc = ("ConvTranspose3d(3->16, k=3, stride=2, pad=1) -> BatchNorm -> AvgPool3d(2) -> "
-             "AvgPool3d(2)")
+    g.doc = ("ConvTranspose3d(3->16, k=3, stride=2, pad=1) -> BatchNorm -> "
+             "AvgPool3d(2, ceil_mode) on odd sizes -> AvgPool3d(2)")
     x = g.input("x", [n, 3, d, hw, hw])
     y = conv_t(g, "y", x, 16, 3, stride=2, padding=1)
     h = batch_norm(g, "n", y)
-    p = g.op("p", "avg_pool", h, kernel_size=2)
+    p = g.op("p", "avg_pool", h, kernel_size=2, ceil_mode=True)
     g.ret(g.op("o", "avg_pool", p, kernel_size=2))
 
 
