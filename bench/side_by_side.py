@@ -16,29 +16,15 @@ Usage (on the GPU machine):
 """
 import argparse
 import json
-import math
 import os
-import subprocess
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
 
-# Datasheet dense rates, TFLOP/s (H100 SXM / H200): the floors use them as ceilings. An
-# fp32-accurate product runs fastest as 3xTF32 (three tensor-core products), a third of TF32.
-PEAK_TF32 = 494.7
-PEAK_FP32 = max(66.9, PEAK_TF32 / 3)
-
-
-def uniform(shape, lo, hi, gen):
-    return torch.rand(shape, generator=gen, device="cuda") * (hi - lo) + lo
-
-
-def weight(shape, fan_in, gen):
-    k = 1.0 / math.sqrt(fan_in)
-    return uniform(shape, -k, k, gen)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import (copy_bandwidth, floor_ms, load_tensors, rel_l2,  # noqa: E402
+                          run_sinter_bench, save_tensors, time_torch, uniform, weight)
 
 
 def make_workloads(gen):
@@ -94,44 +80,6 @@ def make_workloads(gen):
     return w
 
 
-def time_torch(f, t, iters, warmup):
-    out = None
-    for _ in range(warmup):
-        out = f(t)
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ms = []
-    for _ in range(iters):
-        start.record()
-        out = f(t)
-        stop.record()
-        stop.synchronize()
-        ms.append(start.elapsed_time(stop))
-    ms.sort()
-    return out, ms[len(ms) // 2]
-
-
-def rel_l2(got, ref):
-    got = got.double().reshape(ref.shape)
-    if not torch.isfinite(got).all():
-        return float("nan")
-    return (torch.linalg.vector_norm(got - ref) / torch.linalg.vector_norm(ref)).item()
-
-
-def copy_bandwidth():
-    a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    b = torch.empty_like(a)
-    for _ in range(3):
-        b.copy_(a)
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(10):
-        b.copy_(a)
-    stop.record()
-    stop.synchronize()
-    return 2 * 10 * a.numel() / (start.elapsed_time(stop) / 1e3)
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bench-bin", required=True)
@@ -155,17 +103,14 @@ def main():
         sir = os.path.join(args.workloads, sir)
         inputs = os.path.join(scratch, f"{name}_in.safetensors")
         outputs = os.path.join(scratch, f"{name}_sinter.safetensors")
-        save_file({k: v.contiguous().cpu() for k, v in t.items()}, inputs)
-        res = subprocess.run([args.bench_bin, sir, "--inputs", inputs, "--output", outputs,
-                              "--cache-dir", os.path.join(scratch, f"cache_{name}"),
-                              "--iterations", str(args.iterations)],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            print(f"{name}: sinter_bench failed: {res.stderr.strip()}", flush=True)
-            rows.append({"name": name, "error": res.stderr.strip()})
+        save_tensors(t, inputs)
+        sb, err = run_sinter_bench(args.bench_bin, sir, inputs, outputs,
+                                   os.path.join(scratch, f"cache_{name}"), args.iterations)
+        if err is not None:
+            print(f"{name}: sinter_bench failed: {err}", flush=True)
+            rows.append({"name": name, "error": err})
             continue
-        sb = json.loads(res.stdout)
-        got = next(iter(load_file(outputs).values())).cuda()
+        got = next(iter(load_tensors(outputs).values())).cuda()
         with torch.no_grad():
             ref = f({k: v.double() for k, v in t.items()})
             eager_out, eager_ms = time_torch(f, t, args.iterations, 3)
@@ -184,10 +129,7 @@ def main():
                 del comp_out
         in_bytes = sum(v.numel() * 4 for v in t.values())
         out_bytes = got.numel() * 4
-        peak = PEAK_TF32 if math_mode == "tf32" else PEAK_FP32
-        row["floor_ms"] = max(flops / (peak * 1e12), (in_bytes + out_bytes) / bw) * 1e3
-        row["floor_kind"] = "math" if flops / (peak * 1e12) > (in_bytes + out_bytes) / bw \
-            else "memory"
+        row["floor_ms"], row["floor_kind"] = floor_ms(flops, math_mode, in_bytes + out_bytes, bw)
         rows.append(row)
         print(json.dumps(row), flush=True)
         del t, ref, got
