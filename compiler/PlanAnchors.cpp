@@ -1,7 +1,9 @@
 //===- compiler/PlanAnchors.cpp - planning conv / conv_transpose / GEMM groups -----===//
 //
 // An anchor group becomes one to three kernels:
-//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm;
+//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm (conv_igemm runs a
+//    strided transposed convolution as one kernel per output phase, so each conv anchor
+//    kernel below may be several launches on the same buffers);
 //  - norm tail: the anchor kernel also accumulates per-(n, c) sums and sums of squares.
 //    Then either a normalise kernel reads the stored anchor output, or, when running a
 //    direct conv again costs less than writing its output and reading it back, the anchor
@@ -90,8 +92,19 @@ MathMode convMath(bool igemm, Precision p) {
   return p == Precision::Fp32 ? MathMode::Tf32x3 : MathMode::Tf32;
 }
 
-llvm::Expected<KernelSource> emitConv(const ConvSpec &s, bool igemm) {
-  return igemm ? emitConvIgemm(s) : emitConvDirect(s);
+/// Appends the launches of one pass of the conv anchor `s`: one kernel, or with conv_igemm
+/// on a strided transposed convolution one per output phase, in order, on the same slots.
+llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, llvm::StringRef role,
+                       const std::map<int, int> &slots) {
+  if (!igemm)
+    return b.launch(emitConvDirect(s), gi, role, s.math, slots);
+  auto kernels = emitConvIgemm(s);
+  if (!kernels)
+    return withContext(kernels.takeError(), b.where(gi));
+  for (KernelSource &k : *kernels)
+    if (auto err = b.launch(std::move(k), gi, role, s.math, slots))
+      return err;
+  return llvm::Error::success();
 }
 
 /// The conv anchor's fixed slots plus the epilogue's extra operands.
@@ -144,7 +157,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.kernelName = b.kernelName(gi, "");
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
-    return b.launch(emitConv(spec, igemm), gi, "anchor + epilogue", spec.math, slots);
+    return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
   }
 
   const Op &norm = g.ops[grp.norm];
@@ -160,7 +173,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.accumulateStats = true;
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[4] = stats;
-    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor statistics", spec.math, slots))
+    if (auto err = launchConv(b, spec, igemm, gi, "anchor statistics", slots))
       return err;
     const Op &red = g.ops[grp.reduce];
     unsigned rank = g.type(norm.result).rank();
@@ -182,8 +195,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(normIn);
     slots[4] = stats;
-    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor + epilogue + statistics",
-                            spec.math, slots))
+    if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + statistics", slots))
       return err;
     SlotMap post(8);
     auto postBody = chainBody(g, grp.normEpilogue, norm.result, outSpace, post);
@@ -206,7 +218,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   statsSpec.accumulateStats = true;
   std::map<int, int> slots = convSlots(b, anchor, extra);
   slots[4] = stats;
-  if (auto err = b.launch(emitConv(statsSpec, igemm), gi, "anchor statistics", spec.math, slots))
+  if (auto err = launchConv(b, statsSpec, igemm, gi, "anchor statistics", slots))
     return err;
   int scaleShift = b.workspace(g.values[normIn].name + ".scale_shift", ns.N * ns.C * 8);
   ns.kernelName = b.kernelName(gi, "scale_shift");
@@ -235,8 +247,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   std::map<int, int> aslots = convSlots(b, anchor, extra2);
   aslots[3] = b.bufferOf(grp.output);
   aslots[5] = scaleShift;
-  return b.launch(emitConv(applySpec, igemm), gi, "anchor recomputed + normalise", spec.math,
-                  aslots);
+  return launchConv(b, applySpec, igemm, gi, "anchor recomputed + normalise", aslots);
 }
 
 /// The batch shape of a matmul output and each operand's batch strides (0 = broadcast).
