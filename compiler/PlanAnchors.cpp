@@ -59,9 +59,17 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// reduction is at least two 32-deep steps; below that the direct FFMA kernel, which reuses
 /// each input value from registers instead of gathering an im2col tile, is faster (S1, with
 /// 24 channels and 81 reduction terms, runs in 0.53 ms on tensor cores and 0.34 ms direct).
+/// The reduction counted is that of one conv_igemm kernel: for a strided transposed
+/// convolution, the mean over its output phases (Cin/groups * taps / stride volume).
+/// Groups of 16 to 31 channels (a 16- or 32-wide tile) take tensor cores only with at least
+/// four k steps (128 terms). That floor is not measured: S1 lost with three k steps, where a
+/// block's fixed costs (k table, tap masks, filling the cp.async pipeline, the epilogue) are
+/// spread over little work; it keeps S1 direct and sends e.g. ConvTranspose2d(128 -> 64, k 4,
+/// stride 2, groups 4) (16 channels per group, 32 * 16 / 4 = 128 terms per phase) to
+/// tensor cores.
 bool useIgemm(const ConvSpec &s) {
-  int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
-  if (s.Cout / s.groups < 32 || (s.Cin / s.groups) * kvol < 64)
+  int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
+  if (coutG < 16 || depth < (coutG < 32 ? 128 : 64))
     return false;
   std::string why;
   return convIgemmSupports(s, &why);
