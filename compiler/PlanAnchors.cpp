@@ -1,7 +1,9 @@
 //===- compiler/PlanAnchors.cpp - planning conv / conv_transpose / GEMM groups -----===//
 //
 // An anchor group becomes one to three kernels:
-//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm;
+//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm (conv_igemm runs a
+//    strided transposed convolution as one kernel per output phase, so each conv anchor
+//    kernel below may be several launches on the same buffers);
 //  - norm tail: the anchor kernel also accumulates per-(n, c) sums and sums of squares.
 //    Then either a normalise kernel reads the stored anchor output, or, when running a
 //    direct conv again costs less than writing its output and reading it back, the anchor
@@ -57,9 +59,17 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// reduction is at least two 32-deep steps; below that the direct FFMA kernel, which reuses
 /// each input value from registers instead of gathering an im2col tile, is faster (S1, with
 /// 24 channels and 81 reduction terms, runs in 0.53 ms on tensor cores and 0.34 ms direct).
+/// The reduction counted is that of one conv_igemm kernel: for a strided transposed
+/// convolution, the mean over its output phases (Cin/groups * taps / stride volume).
+/// Groups of 16 to 31 channels (a 16- or 32-wide tile) take tensor cores only with at least
+/// four k steps (128 terms). That floor is not measured: S1 lost with three k steps, where a
+/// block's fixed costs (k table, tap masks, filling the cp.async pipeline, the epilogue) are
+/// spread over little work; it keeps S1 direct and sends e.g. ConvTranspose2d(128 -> 64, k 4,
+/// stride 2, groups 4) (16 channels per group, 32 * 16 / 4 = 128 terms per phase) to
+/// tensor cores.
 bool useIgemm(const ConvSpec &s) {
-  int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
-  if (s.Cout / s.groups < 32 || (s.Cin / s.groups) * kvol < 64)
+  int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
+  if (coutG < 16 || depth < (coutG < 32 ? 128 : 64))
     return false;
   std::string why;
   return convIgemmSupports(s, &why);
@@ -90,8 +100,19 @@ MathMode convMath(bool igemm, Precision p) {
   return p == Precision::Fp32 ? MathMode::Tf32x3 : MathMode::Tf32;
 }
 
-llvm::Expected<KernelSource> emitConv(const ConvSpec &s, bool igemm) {
-  return igemm ? emitConvIgemm(s) : emitConvDirect(s);
+/// Appends the launches of one pass of the conv anchor `s`: one kernel, or with conv_igemm
+/// on a strided transposed convolution one per output phase, in order, on the same slots.
+llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, llvm::StringRef role,
+                       const std::map<int, int> &slots) {
+  if (!igemm)
+    return b.launch(emitConvDirect(s), gi, role, s.math, slots);
+  auto kernels = emitConvIgemm(s);
+  if (!kernels)
+    return withContext(kernels.takeError(), b.where(gi));
+  for (KernelSource &k : *kernels)
+    if (auto err = b.launch(std::move(k), gi, role, s.math, slots))
+      return err;
+  return llvm::Error::success();
 }
 
 /// The conv anchor's fixed slots plus the epilogue's extra operands.
@@ -144,7 +165,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.kernelName = b.kernelName(gi, "");
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
-    return b.launch(emitConv(spec, igemm), gi, "anchor + epilogue", spec.math, slots);
+    return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
   }
 
   const Op &norm = g.ops[grp.norm];
@@ -160,7 +181,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.accumulateStats = true;
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[4] = stats;
-    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor statistics", spec.math, slots))
+    if (auto err = launchConv(b, spec, igemm, gi, "anchor statistics", slots))
       return err;
     const Op &red = g.ops[grp.reduce];
     unsigned rank = g.type(norm.result).rank();
@@ -182,8 +203,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(normIn);
     slots[4] = stats;
-    if (auto err = b.launch(emitConv(spec, igemm), gi, "anchor + epilogue + statistics",
-                            spec.math, slots))
+    if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + statistics", slots))
       return err;
     SlotMap post(8);
     auto postBody = chainBody(g, grp.normEpilogue, norm.result, outSpace, post);
@@ -206,7 +226,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   statsSpec.accumulateStats = true;
   std::map<int, int> slots = convSlots(b, anchor, extra);
   slots[4] = stats;
-  if (auto err = b.launch(emitConv(statsSpec, igemm), gi, "anchor statistics", spec.math, slots))
+  if (auto err = launchConv(b, statsSpec, igemm, gi, "anchor statistics", slots))
     return err;
   int scaleShift = b.workspace(g.values[normIn].name + ".scale_shift", ns.N * ns.C * 8);
   ns.kernelName = b.kernelName(gi, "scale_shift");
@@ -235,8 +255,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   std::map<int, int> aslots = convSlots(b, anchor, extra2);
   aslots[3] = b.bufferOf(grp.output);
   aslots[5] = scaleShift;
-  return b.launch(emitConv(applySpec, igemm), gi, "anchor recomputed + normalise", spec.math,
-                  aslots);
+  return launchConv(b, applySpec, igemm, gi, "anchor recomputed + normalise", aslots);
 }
 
 /// The batch shape of a matmul output and each operand's batch strides (0 = broadcast).

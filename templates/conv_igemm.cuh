@@ -1,6 +1,6 @@
 //===- templates/conv_igemm.cuh - implicit-GEMM convolution on tensor cores --------===//
 //
-// Convolution (and stride-1 transposed convolution) as a GEMM that is never materialised:
+// Convolution (and transposed convolution) as a GEMM that is never materialised:
 // row m = (n, output position), column = output channel of the group, reduction index
 // k = (ci, tap) with the tap innermost so that each conv-weight row is contiguous in memory.
 // A tiles are gathered from x by cp.async (4 bytes, zero-filled outside the input); which
@@ -10,13 +10,23 @@
 // mma fragments. Stages are pipelined cp.async groups; products are mma.sync m16n8k8 TF32
 // or 3xTF32 (mma.cuh). A transposed convolution with stride 1 is the
 // convolution with flipped taps: input position = out + padding - tap * dilation.
+// A transposed convolution with stride > 1 runs as one kernel per output phase
+// (compiler/kernels/ConvPhases.h), each a stride-1 transposed convolution of its own: the
+// geometry constants (kOut*, kK*, kP*, kD*) then describe the phase's sub-grid q, its taps j,
+// its input offset and tap dilation, and kPhased maps them back to the real convolution:
+// output position kYPhase + kYStep * q within y's extents kY*, weight tap
+// kWTap0 + kWTapStep * j within the stored kernel's extents kWK*. The epilogue sees real
+// output coordinates only.
 // The epilogue adds the bias, applies the fused `Epilogue` functor, stores y (each warp
-// store covers whole 32-byte sectors) and accumulates per-(n, c) sum and sum of squares in
+// store covers whole 32-byte sectors, or every kYStepW-th word of them for a phase)
+// and accumulates per-(n, c) sum and sum of squares in
 // double (block-reduced first, one atomic per (n, c) per block where the tile lies in one n).
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
-// kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kHasBias, kStoreOutput,
+// kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
+// kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
+// identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
 // registers must allow), kMath; struct Epilogue.
 //
@@ -71,7 +81,61 @@ static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
 static_assert(cfg::kKD <= 31 && cfg::kKH <= 31 && cfg::kKW <= 31, "tap masks are 32 bits");
 static_assert(kCinG * kInVol < (1ll << 31), "one image's input offsets fit in 32 bits");
 static_assert(!cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1),
-              "transposed convolution with stride > 1 is not an implicit GEMM here");
+              "a strided transposed convolution runs as stride-1 output phases (kPhased)");
+
+// Where the kernel's rows and taps sit in the real convolution (the identity unless
+// kPhased): y's extents, and the stored weight's kernel extents.
+constexpr int kYHW = cfg::kYH * cfg::kYW;
+constexpr i64 kYVol = (i64)cfg::kYD * kYHW;
+constexpr int kWKVol = cfg::kWKD * cfg::kWKH * cfg::kWKW;
+static_assert(cfg::kPhased ||
+                  (cfg::kYD == cfg::kOutD && cfg::kYH == cfg::kOutH && cfg::kYW == cfg::kOutW &&
+                   cfg::kWKD == cfg::kKD && cfg::kWKH == cfg::kKH && cfg::kWKW == cfg::kKW),
+              "without kPhased the kernel computes the whole output with every tap");
+// An output phase: a transposed convolution; its outputs and taps lie inside y and w.
+static_assert(!cfg::kPhased || cfg::kTransposed, "output phases are of transposed convolutions");
+static_assert(!cfg::kPhased ||
+                  (cfg::kYPhaseD < cfg::kYStepD && cfg::kYPhaseH < cfg::kYStepH &&
+                   cfg::kYPhaseW < cfg::kYStepW &&
+                   cfg::kYPhaseD + cfg::kYStepD * (cfg::kOutD - 1) < cfg::kYD &&
+                   cfg::kYPhaseH + cfg::kYStepH * (cfg::kOutH - 1) < cfg::kYH &&
+                   cfg::kYPhaseW + cfg::kYStepW * (cfg::kOutW - 1) < cfg::kYW),
+              "a phase's outputs lie inside y");
+static_assert(!cfg::kPhased ||
+                  (cfg::kKD >= 1 && cfg::kKH >= 1 && cfg::kKW >= 1 &&
+                   cfg::kWTap0D + cfg::kWTapStepD * (cfg::kKD - 1) < cfg::kWKD &&
+                   cfg::kWTap0H + cfg::kWTapStepH * (cfg::kKH - 1) < cfg::kWKH &&
+                   cfg::kWTap0W + cfg::kWTapStepW * (cfg::kKW - 1) < cfg::kWKW),
+              "a phase has taps, and they lie inside the stored kernel");
+
+/// The position in y (flat over D, H, W) of the kernel's output position sp (flat over its
+/// kOut* grid): sp itself, or for an output phase kYPhase + kYStep * q per dim.
+__device__ __forceinline__ i64 yPosition(i64 sp) {
+  if constexpr (!cfg::kPhased) {
+    return sp;
+  } else {
+    const int q = (int)sp;
+    const int qd = q / kOutHW, qh = (q / cfg::kOutW) % cfg::kOutH, qw = q % cfg::kOutW;
+    return ((i64)(cfg::kYPhaseD + cfg::kYStepD * qd) * cfg::kYH +
+            (cfg::kYPhaseH + cfg::kYStepH * qh)) *
+               cfg::kYW +
+           (cfg::kYPhaseW + cfg::kYStepW * qw);
+  }
+}
+
+/// The tap (flat over the stored kernel's kWK* extents) of the kernel's tap `tap` (flat over
+/// its kK* taps): tap itself, or for an output phase kWTap0 + kWTapStep * j per dim.
+__device__ __forceinline__ int weightTap(int tap) {
+  if constexpr (!cfg::kPhased) {
+    return tap;
+  } else {
+    const int jd = tap / kKHW, jh = (tap / cfg::kKW) % cfg::kKH, jw = tap % cfg::kKW;
+    return ((cfg::kWTap0D + cfg::kWTapStepD * jd) * cfg::kWKH +
+            (cfg::kWTap0H + cfg::kWTapStepH * jh)) *
+               cfg::kWKW +
+           (cfg::kWTap0W + cfg::kWTapStepW * jw);
+  }
+}
 
 /// Bit t set when tap t of one dimension lands inside the input for base position `base`.
 template <int KS, int DIL, int IN> __device__ __forceinline__ unsigned tapMask(int base) {
@@ -253,10 +317,10 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
     const int k = kb + bK;
     const bool kOk = k < kK;
     i64 wOff;
-    constexpr i64 kNStep = cfg::kTransposed ? kKVol : kK; // weight distance between columns
+    constexpr i64 kNStep = cfg::kTransposed ? kWKVol : kK; // weight distance between columns
     if constexpr (cfg::kTransposed) {
       const int ci = k / kKVol, tap = k - ci * kKVol;
-      wOff = ((i64)(grp * kCinG + ci) * kCoutG) * kKVol + tap;
+      wOff = ((i64)(grp * kCinG + ci) * kCoutG) * kWKVol + weightTap(tap);
     } else {
       wOff = (i64)grp * kCoutG * kK + k;
     }
@@ -355,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
       if (m >= kM)
         continue;
       const int nb = (int)(m / kOutVol);
-      const i64 sp = m - (i64)nb * kOutVol;
+      const i64 sp = yPosition(m - (i64)nb * kOutVol);
 #pragma unroll
       for (int ni = 0; ni < kNI; ++ni) {
 #pragma unroll
@@ -369,7 +433,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
             v += bias[c];
           v = Epilogue{}(v, nb, c, sp, b);
           if constexpr (cfg::kStoreOutput)
-            y[((i64)nb * cfg::kCout + c) * kOutVol + sp] = v;
+            y[((i64)nb * cfg::kCout + c) * kYVol + sp] = v;
           if constexpr (cfg::kAccumulateStats) {
             if (oneImage) {
               colSum[ni][j] += v;

@@ -2,7 +2,8 @@
 """GPU check and timing of the tensor-core kernels (conv_igemm, gemm) on the device machine.
 
 Reads the cases written by `SINTER_TC_DUMP=<dir> kernels_tc_tests --gtest_filter=Dump.*`
-(<dir>/cases.json plus one .cu per kernel, compiled here to <name>.cubin when missing),
+(<dir>/cases.json plus one .cu per kernel, compiled to <name>.cubin beforehand; a case may
+have several kernels, launched in order: the output phases of a strided transposed conv),
 launches each kernel through the CUDA driver API (ctypes) with torch tensors bound to the
 sinter::Buffers slots, and compares against a float64 torch reference on fresh random data:
 relative L2 error of y / C, of the per-(n,c) statistics and of the row reduction. Outputs
@@ -48,6 +49,20 @@ class Kernel:
                                self.smem, stream, params, None), "launch")
 
 
+class Launches:
+    """The kernels of one case, launched in order on the same buffers (a strided transposed
+    convolution runs as one kernel per output phase)."""
+
+    def __init__(self, d, case):
+        self.ks = [(Kernel(os.path.join(d, kk["name"] + ".cubin"), kk["name"], kk["smem"]), kk)
+                   for kk in case["kernels"]]
+        self.regs = max(k.regs for k, _ in self.ks)
+
+    def launch(self, slots):
+        for k, kk in self.ks:
+            k.launch(kk["grid"], kk["block"], slots)
+
+
 def epi(name, v):
     if name == "identity":
         return v
@@ -89,7 +104,7 @@ def run_conv(c, k, reps, rows):
     y = torch.full((N, Cout, *c["out"]), float("nan"), device=dev)
     stats = torch.zeros(N * Cout * 2, device=dev, dtype=torch.float64)
     slots = [x, w, bias, y, stats] + [None] * 11
-    k.launch(c["grid"], c["block"], slots)
+    k.launch(slots)
     torch.cuda.synchronize()
     # float64 reference
     xd, wd = x.double(), w.double()
@@ -117,7 +132,7 @@ def run_conv(c, k, reps, rows):
     if c["bench"]:
         def go():
             stats.zero_()
-            k.launch(c["grid"], c["block"], slots)
+            k.launch(slots)
         ms = time_ms(go, reps)
         line.update(ms=ms, tflops=c["flops"] / ms / 1e9)
         if not c["name"].rsplit("_v", 1)[-1].isdigit():
@@ -160,7 +175,7 @@ def run_gemm(c, k, reps, rows):
         init = {1: float("inf"), 2: float("-inf"), 3: 0.0}[rr]
         red = torch.full((nb * M,), init, device=dev)
     slots = [A, B, bias, C, red, None, gamma, beta] + [None] * 8
-    k.launch(c["grid"], c["block"], slots)
+    k.launch(slots)
     torch.cuda.synchronize()
     Ad, Bd = A.double(), B.double()
     ref = Ad @ (Bd.transpose(-1, -2) if c["bTransposed"] else Bd)
@@ -192,7 +207,7 @@ def run_gemm(c, k, reps, rows):
         def go():
             if red is not None:
                 red.fill_(float("inf"))
-            k.launch(c["grid"], c["block"], slots)
+            k.launch(slots)
         ms = time_ms(go, reps)
         line.update(ms=ms, tflops=c["flops"] / ms / 1e9)
         if not c["name"].rsplit("_v", 1)[-1].isdigit():
@@ -226,7 +241,7 @@ def main():
         if a.only and a.only not in c["name"]:
             continue
         try:
-            k = Kernel(os.path.join(a.dir, c["name"] + ".cubin"), c["name"], c["smem"])
+            k = Launches(a.dir, c)
             (run_conv if c["kind"] == "conv" else run_gemm)(c, k, a.reps, rows)
         except Exception as e:  # report and go on with the next case
             rows.append({"case": c["name"], "ok": False, "error": str(e)[:300]})

@@ -1,16 +1,20 @@
 //===- compiler/kernels/ConvIgemm.cpp - implicit-GEMM convolution emitter ----------===//
 //
-// Checks a ConvSpec against what templates/conv_igemm.cuh can do, picks the block tile for
-// the shape and writes the prologue. The tile is 128 or 256 rows (output positions) by up to
-// 128 output channels with a 32-deep k step and eight warps; narrower channel counts get
-// narrower tiles so that no block spends its tensor cores on padding.
+// Checks a ConvSpec against what templates/conv_igemm.cuh can do, splits a strided
+// transposed convolution into its output phases (ConvPhases.h: one kernel each), picks the
+// block tile for each kernel's shape and writes the prologues. The tile is 128 or 256 rows
+// (output positions) by up to 128 output channels with a 32-deep k step and eight warps;
+// narrower channel counts get narrower tiles so that no block spends its tensor cores on
+// padding.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvPhases.h"
 #include "compiler/kernels/TensorCoreMath.h"
 
 #include "ir/Error.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace sinter {
@@ -34,78 +38,72 @@ ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
   }
   if (coutPerGroup > 32)
     return {128, 64, 32, 4, 2, 4, 1};
-  return {128, 32, 32, 4, 2, 4, 1};
+  if (coutPerGroup > 16)
+    return {128, 32, 32, 4, 2, 4, 1};
+  // Not measured: 16 channels or fewer get a 16-wide tile with all eight warps along M (16x16
+  // warp tiles: one A and one B ldmatrix.x4 per two mma), so that the smallest groups the
+  // planner sends here (16 channels) waste no mma columns on padding.
+  return {128, 16, 32, 8, 1, 4, 1};
 }
 
 int64_t volume(const std::array<int64_t, 3> &a) { return a[0] * a[1] * a[2]; }
 
-
-} // namespace
-
-bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
-  auto no = [&](const std::string &why) {
-    if (whyNot)
-      *whyNot = why;
-    return false;
-  };
-  if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
-    return no("groups do not divide the channels");
-  for (int d = 0; d < 3; ++d) {
-    if (s.kernel[d] > 32)
-      return no("a kernel extent over 32 taps");
-    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.stride[d] < 1 || s.dilation[d] < 1)
-      return no("a non-positive size, stride or dilation");
-  }
-  if (s.transposed && (s.stride[0] != 1 || s.stride[1] != 1 || s.stride[2] != 1))
-    return no("transposed convolution with stride > 1 (zero-stuffed input wastes the tiles)");
-  // The template keeps input offsets within one image and k indices in 32-bit integers.
-  constexpr int64_t kMax = std::numeric_limits<int>::max();
-  if (s.Cin * volume(s.in) > kMax || s.Cout * volume(s.out) > kMax ||
-      s.Cin / s.groups * volume(s.kernel) > kMax)
-    return no("one image or the reduction is too large for 32-bit offsets");
-  // The k table (8 bytes per reduction index) shares shared memory with at least two stages
-  // of the largest tile (256x128x32: 54 KiB each).
-  if ((s.Cin / s.groups) * volume(s.kernel) * 8 + 2 * 55296 > 227 * 1024)
-    return no("the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
-  if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
-    return no("too many output positions for the grid");
-  return true;
+bool isPhased(const ConvSpec &s) {
+  return s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1);
 }
 
-llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s) {
-  return emitConvIgemm(
-      s, chooseTile(s.groups > 0 ? s.Cout / s.groups : s.Cout, s.N * volume(s.out), s.math));
+/// What one conv_igemm kernel computes: the problem its M, N and K loops run over (the whole
+/// convolution, or one output phase of a strided transposed convolution as a stride-1
+/// transposed convolution), and where its outputs and taps sit in the real convolution
+/// (templates/conv_igemm.cuh: kPhased).
+struct KernelShape {
+  std::array<int64_t, 3> out, kernel, stride, padding, dilation;
+  bool phased = false;
+  std::array<int64_t, 3> yStep{1, 1, 1}, yPhase{0, 0, 0}, wTap0{0, 0, 0}, wTapStep{1, 1, 1};
+};
+
+/// The kernels `s` runs as, in launch order: `s` itself, or one per output phase.
+llvm::SmallVector<KernelShape, 8> kernelShapes(const ConvSpec &s) {
+  if (!isPhased(s))
+    return {KernelShape{s.out, s.kernel, s.stride, s.padding, s.dilation}};
+  llvm::SmallVector<KernelShape, 8> shapes;
+  for (const ConvPhase &p : transposedConvPhases(s)) {
+    KernelShape k{p.outExtent, p.taps, {1, 1, 1}, p.offset, p.dilation};
+    k.phased = true;
+    k.yStep = p.step;
+    k.yPhase = p.phase;
+    k.wTap0 = p.firstTap;
+    k.wTapStep = p.tapStep;
+    shapes.push_back(k);
+  }
+  return shapes;
 }
 
-llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTile &tileIn) {
-  std::string why;
-  if (!convIgemmSupports(s, &why))
-    return makeError("conv_igemm cannot run " + s.kernelName + ": " + why);
-  // The output sizes must follow from the attributes (transposed: output_padding is folded
-  // into `out`, so only a lower bound holds).
-  for (int d = 0; d < 3; ++d) {
-    int64_t span = s.dilation[d] * (s.kernel[d] - 1);
-    int64_t expect = s.transposed ? s.in[d] - 1 - 2 * s.padding[d] + span + 1
-                                  : (s.in[d] + 2 * s.padding[d] - span - 1) / s.stride[d] + 1;
-    if (s.transposed ? s.out[d] < expect : s.out[d] != expect)
-      return makeError(s.kernelName + ": output extent " + std::to_string(s.out[d]) +
-                       " does not follow from the convolution attributes (expected " +
-                       std::to_string(expect) + ")");
+/// "phase 1,0 of 2x2" over the spatial dims in use, for `sinterc explain`.
+std::string phaseName(const ConvSpec &s, const KernelShape &k) {
+  std::string which, of;
+  for (unsigned d = 3 - std::min(s.spatialDims, 3u); d < 3; ++d) {
+    which += (which.empty() ? "" : ",") + std::to_string(k.yPhase[d]);
+    of += (of.empty() ? "" : "x") + std::to_string(k.yStep[d]);
   }
+  return "phase " + which + " of " + of;
+}
 
+/// The conv_igemm kernel for shape `k` of `s` (checked by the caller) with the given tile.
+llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &shape,
+                                        const std::string &name, ConvTile tile) {
   const int64_t coutG = s.Cout / s.groups, cinG = s.Cin / s.groups;
-  ConvTile tile = tileIn;
   const int threads = 32 * tile.warpsM * tile.warpsN;
   // A loader: each warp copies groups of 8 rows; B loader: whole k rows per pass.
   if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
       tile.bm % (8 * (threads / 32)) || threads % tile.bk || tile.bn % (threads / tile.bk) ||
       tile.stages < 2)
-    return makeError(s.kernelName + ": conv_igemm tile " + std::to_string(tile.bm) + "x" +
+    return makeError(name + ": conv_igemm tile " + std::to_string(tile.bm) + "x" +
                      std::to_string(tile.bn) + "x" + std::to_string(tile.bk) +
                      " does not fit its warps");
   // Shared memory: the pipeline stages plus the k table (8 bytes per reduction index).
   // Deep reductions give up stages before they give up the table.
-  const int64_t kPadded = (cinG * volume(s.kernel) + tile.bk - 1) / tile.bk * tile.bk;
+  const int64_t kPadded = (cinG * volume(shape.kernel) + tile.bk - 1) / tile.bk * tile.bk;
   auto smemBytes = [&](int stages) {
     return int64_t(stages) * (tile.bm + tile.bn) * (tile.bk + 4) * 4 + kPadded * 8;
   };
@@ -113,9 +111,9 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
     --tile.stages;
   if (smemBytes(tile.stages) > kSmemLimit)
-    return makeError("conv_igemm cannot run " + s.kernelName +
+    return makeError("conv_igemm cannot run " + name +
                      ": the reduction is too deep for the shared k table");
-  PrologueWriter w(s.kernelName, "conv_igemm.cuh");
+  PrologueWriter w(name, "conv_igemm.cuh");
   w.constant("kN", s.N);
   w.constant("kCin", s.Cin);
   w.constant("kCout", s.Cout);
@@ -124,13 +122,23 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   for (int d = 0; d < 3; ++d) {
     std::string D = kDim[d];
     w.constant("kIn" + D, s.in[d]);
-    w.constant("kOut" + D, s.out[d]);
-    w.constant("kK" + D, s.kernel[d]);
-    w.constant("kS" + D, s.stride[d]);
-    w.constant("kP" + D, s.padding[d]);
-    w.constant("kD" + D, s.dilation[d]);
+    w.constant("kOut" + D, shape.out[d]);
+    w.constant("kK" + D, shape.kernel[d]);
+    w.constant("kS" + D, shape.stride[d]);
+    w.constant("kP" + D, shape.padding[d]);
+    w.constant("kD" + D, shape.dilation[d]);
   }
   w.constantBool("kTransposed", s.transposed);
+  w.constantBool("kPhased", shape.phased);
+  for (int d = 0; d < 3; ++d) {
+    std::string D = kDim[d];
+    w.constant("kY" + D, s.out[d]);
+    w.constant("kYStep" + D, shape.yStep[d]);
+    w.constant("kYPhase" + D, shape.yPhase[d]);
+    w.constant("kWK" + D, s.kernel[d]);
+    w.constant("kWTap0" + D, shape.wTap0[d]);
+    w.constant("kWTapStep" + D, shape.wTapStep[d]);
+  }
   w.constantBool("kHasBias", s.hasBias);
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
@@ -145,20 +153,21 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
-  k.name = s.kernelName;
+  k.name = name;
   k.templateName = "conv_igemm.cuh";
   k.source = w.finish();
-  const int64_t outVol = volume(s.out), rows = s.N * outVol;
+  const int64_t outVol = volume(shape.out), rows = s.N * outVol, taps = volume(shape.kernel);
   k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
                    unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
   k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
   k.launch.sharedBytes = unsigned(smemBytes(tile.stages));
-  k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
-                 std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
-                 " warps, " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
+                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " +
+                 std::to_string(tile.warpsM * tile.warpsN) + " warps, " +
+                 std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
-  k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * volume(s.kernel));
-  k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * volume(s.kernel) +
+  k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
+  k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps +
                          (s.hasBias ? s.Cout : 0) + (s.storeOutput ? s.N * s.Cout * outVol : 0));
   if (s.accumulateStats) {
     k.bytes += 16.0 * double(s.N * s.Cout);
@@ -166,6 +175,90 @@ llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTil
                            "per-(n,c) sum and sum of squares (double)"});
   }
   return k;
+}
+
+/// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.
+llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
+                                                      const ConvIgemmTile *tile) {
+  std::string why;
+  if (!convIgemmSupports(s, &why))
+    return makeError("conv_igemm cannot run " + s.kernelName + ": " + why);
+  // The output sizes must follow from the attributes (transposed: output_padding is folded
+  // into `out`, so only a lower bound holds).
+  for (int d = 0; d < 3; ++d) {
+    int64_t span = s.dilation[d] * (s.kernel[d] - 1);
+    int64_t expect = s.transposed ? (s.in[d] - 1) * s.stride[d] - 2 * s.padding[d] + span + 1
+                                  : (s.in[d] + 2 * s.padding[d] - span - 1) / s.stride[d] + 1;
+    if (s.transposed ? s.out[d] < expect : s.out[d] != expect)
+      return makeError(s.kernelName + ": output extent " + std::to_string(s.out[d]) +
+                       " does not follow from the convolution attributes (expected " +
+                       std::to_string(expect) + ")");
+  }
+  llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
+  std::vector<KernelSource> kernels;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const KernelShape &shape = shapes[i];
+    std::string name = shapes.size() == 1 ? s.kernelName : s.kernelName + "_p" + std::to_string(i);
+    ConvTile t = tile ? *tile : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math);
+    auto k = emitKernel(s, shape, name, t);
+    if (!k)
+      return k.takeError();
+    kernels.push_back(std::move(*k));
+  }
+  return kernels;
+}
+
+} // namespace
+
+bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
+    return no("groups do not divide the channels");
+  for (int d = 0; d < 3; ++d) {
+    if (s.kernel[d] > 31)
+      return no("a kernel extent over 31 taps");
+    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.stride[d] < 1 || s.dilation[d] < 1)
+      return no("a non-positive size, stride or dilation");
+  }
+  // A phase with no taps would need a kernel that only writes the bias; conv_direct does it.
+  if (isPhased(s))
+    for (const ConvPhase &p : transposedConvPhases(s))
+      if (p.tapVolume() == 0)
+        return no("an output phase that no tap reaches (kernel shorter than the stride, or "
+                  "dilation sharing a factor with it)");
+  // The template keeps input offsets within one image and k indices in 32-bit integers.
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (s.Cin * volume(s.in) > kMax || s.Cout * volume(s.out) > kMax ||
+      s.Cin / s.groups * volume(s.kernel) > kMax)
+    return no("one image or the reduction is too large for 32-bit offsets");
+  // The k table (8 bytes per reduction index) shares shared memory with at least two stages
+  // of the largest tile (256x128x32: 54 KiB each). An output phase reduces over its own taps.
+  int64_t deepest = 0;
+  for (const KernelShape &k : kernelShapes(s))
+    deepest = std::max(deepest, (s.Cin / s.groups) * volume(k.kernel));
+  if (deepest * 8 + 2 * 55296 > 227 * 1024)
+    return no("the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
+  if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
+    return no("too many output positions for the grid");
+  return true;
+}
+
+int64_t convIgemmMeanReduction(const ConvSpec &s) {
+  int64_t depth = (s.Cin / s.groups) * volume(s.kernel);
+  return isPhased(s) ? depth / volume(s.stride) : depth;
+}
+
+llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s) {
+  return emitKernels(s, nullptr);
+}
+
+llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s,
+                                                        const ConvIgemmTile &tile) {
+  return emitKernels(s, &tile);
 }
 
 } // namespace sinter

@@ -1,10 +1,11 @@
 //===- compiler/kernels/ConvIgemm.h - implicit-GEMM convolution emitter ------------===//
 //
-// Turns a ConvSpec (compiler/kernels/Specs.h) into the source of a templates/conv_igemm.cuh
-// kernel: a tensor-core implicit GEMM (TF32 or 3xTF32 mma.sync) for convolutions with many
+// Turns a ConvSpec (compiler/kernels/Specs.h) into the sources of templates/conv_igemm.cuh
+// kernels: tensor-core implicit GEMMs (TF32 or 3xTF32 mma.sync) for convolutions with many
 // channels per group, where the work is compute-bound. Convolutions of any rank, stride,
-// padding, dilation and groups are accepted; transposed convolutions only with stride 1
-// (they are run as the convolution with flipped taps).
+// padding, dilation and groups are accepted. A transposed convolution with stride 1 runs as
+// the convolution with flipped taps; with stride > 1 it runs as one kernel per output phase
+// (ConvPhases.h), so that no product is spent on the zeros of a zero-stuffed input.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -15,18 +16,27 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace sinter {
 
 /// Whether conv_igemm can run `s`; when not, and whyNot is given, a one-line reason.
 bool convIgemmSupports(const ConvSpec &s, std::string *whyNot);
 
-/// The conv_igemm kernel for `s`. Launch: grid (ceil(N * out volume / BM),
-/// ceil(Cout/groups / BN), groups), block 32 * warps, dynamic shared memory as given (over
-/// 48 KiB: the loader must raise the kernel's limit). s.math Ffma is computed as 3xTF32,
-/// which is as accurate. When s.accumulateStats, slot 4 must hold zeroed double[N * Cout * 2].
+/// The conv_igemm kernels for `s`, to be launched in order with the same slots: one, or
+/// for a strided transposed convolution one per output phase that holds outputs (named
+/// `<kernelName>_p<i>`, each writing its own outputs of y and adding to the same statistics).
+/// Launch of each: grid (ceil(N * rows / BM), ceil(Cout/groups / BN), groups), rows being the
+/// output positions of the kernel per image, block 32 * warps, dynamic shared memory as given
+/// (over 48 KiB: the loader must raise the kernel's limit). s.math Ffma is computed as
+/// 3xTF32, which is as accurate. When s.accumulateStats, slot 4 must hold zeroed
+/// double[N * Cout * 2], one buffer for all the kernels.
 /// Fails, naming the kernel, when convIgemmSupports(s) is false.
-llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s);
+llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s);
+
+/// The mean reduction depth of the kernels of emitConvIgemm(s): Cin/groups * kernel volume,
+/// shared among the output phases of a strided transposed convolution.
+int64_t convIgemmMeanReduction(const ConvSpec &s);
 
 /// A block tile of conv_igemm: rows (output positions) x columns (channels) x k step, the
 /// warp grid over it, and the number of cp.async stages.
@@ -35,8 +45,10 @@ struct ConvIgemmTile {
   int minBlocks = 1; ///< blocks per SM the register budget must allow
 };
 
-/// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it).
-/// Fails when the tile breaks the template's rules (see conv_igemm.cuh's static_asserts).
-llvm::Expected<KernelSource> emitConvIgemm(const ConvSpec &s, const ConvIgemmTile &tile);
+/// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),
+/// the same for every kernel. Fails when the tile breaks the template's rules (see
+/// conv_igemm.cuh's static_asserts).
+llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s,
+                                                        const ConvIgemmTile &tile);
 
 } // namespace sinter

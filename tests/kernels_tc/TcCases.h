@@ -4,7 +4,8 @@
 // that feeds the GPU harness (bench/kernels/tc_check.py): the two seed kernels (S0's
 // transposed conv with ReLU and statistics, S3's linear with the group-norm tail and row
 // minimum) and small shapes whose M, N and K are not multiples of the tiles, with strides,
-// dilation, groups, 1-D/2-D/3-D, batching and both B layouts. `epilogue` names the functor
+// dilation, groups, 1-D/2-D/3-D, batching and both B layouts, and strided transposed
+// convolutions (one kernel per output phase). `epilogue` names the functor
 // so that the harness can apply the same function to its reference.
 //
 //===--------------------------------------------------------------------------------===//
@@ -114,6 +115,58 @@ inline std::vector<ConvCase> convCases() {
                         {1, 1, 1}, {1, 2, 0}, {2, 1, 2}, MathMode::Tf32x3),
                "identity"};
     c.spec.hasBias = true;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  // Strided transposed convolutions: one kernel per output phase. Odd and even phase
+  // extents, output_padding, padding at or above half the kernel, groups (16 channels each:
+  // the 16-wide tile), a stride that shares no factor with the dilation (negative phase
+  // offsets), a dim with fewer outputs than the stride, and one stride-1 dim next to
+  // strided ones.
+  {
+    // 3-D k 3, stride 2, padding 1, output_padding (1, 0, 1): phase extents 5/5, 5/4, 4/4.
+    ConvCase c{convSpec("convt3d_s2_op_relu_stats", true, 3, 2, 40, 48, 1, {5, 5, 4}, {3, 3, 3},
+                        {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32x3),
+               "relu"};
+    c.spec.out[0] += 1;
+    c.spec.out[2] += 1;
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    // 2-D k 4, stride 2, padding 1, groups 2 (32 channels each), bias, TF32.
+    ConvCase c{convSpec("convt2d_k4_s2_g2_bias", true, 2, 3, 64, 64, 2, {1, 7, 9}, {1, 4, 4},
+                        {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "affine"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("affine");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    // 2-D stride (2, 1), groups 4 of 16 output channels, padding 2 >= k / 2, statistics
+    // only (y not stored).
+    ConvCase c{convSpec("convt2d_s21_g4_16ch_stats", true, 2, 2, 128, 64, 4, {1, 6, 7}, {1, 3, 3},
+                        {1, 2, 1}, {0, 2, 2}, {1, 1, 1}, MathMode::Tf32x3)};
+    c.spec.storeOutput = false;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    // 1-D stride 3, dilation 2 (s' = 3, dj = 2), k 4, padding 1: negative phase offsets.
+    ConvCase c{convSpec("convt1d_s3_dil2", true, 1, 2, 48, 40, 1, {1, 1, 11}, {1, 1, 4}, {1, 1, 3},
+                        {0, 0, 1}, {1, 1, 2}, MathMode::Tf32x3)};
+    c.spec.hasBias = true;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    // 3-D with one input depth: output depth 1 < stride 2, so only depth phase 0 exists.
+    ConvCase c{convSpec("convt3d_thin_depth", true, 3, 2, 32, 40, 1, {1, 4, 5}, {3, 3, 3},
+                        {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.epilogue = functor("relu");
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }

@@ -28,7 +28,7 @@ using namespace sinter::tc_test;
 namespace {
 
 /// Compiles `source` for `arch` with the embedded templates as headers; returns the log on
-/// failure, an empty string on success.
+/// failure or when it is not empty (warnings), an empty string on success.
 std::string nvrtcCompile(const std::string &source, const std::string &arch) {
   std::vector<std::string> names, texts;
   for (const TemplateFile &t : templateFiles()) {
@@ -60,20 +60,114 @@ std::string nvrtcCompile(const std::string &source, const std::string &arch) {
     return "compile failed: " + log;
   if (cubinSize == 0)
     return "no cubin";
+  // A warning is a finding too (the log holds at least its terminating zero).
+  if (log.find_first_not_of(std::string(" \n\0", 3)) != std::string::npos)
+    return "compiled with a log: " + log;
   return {};
 }
 
-TEST(ConvIgemm, RefusesStridedTransposed) {
-  ConvSpec s = convSpec("strided_t", true, 3, 1, 4, 4, 1, {5, 5, 5}, {3, 3, 3}, {2, 2, 2},
-                        {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+TEST(ConvIgemm, StridedTransposedRunsAsOneKernelPerOutputPhase) {
+  // ConvTranspose3d(32 -> 64, k 3, stride 2, padding 1, output_padding 1) on 2 x 32 x 5x6x7:
+  // output 10 x 12 x 14, eight phases of 5 x 6 x 7 outputs each, with 2 or 1 taps per dim.
+  ConvSpec s = convSpec("phased", true, 3, 2, 32, 64, 1, {5, 6, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1},
+                        {1, 1, 1}, MathMode::Tf32);
+  for (int d = 0; d < 3; ++d)
+    s.out[d] += 1;
+  s.accumulateStats = true;
+  auto ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 8u);
+  double flops = 0;
+  for (size_t i = 0; i < ks->size(); ++i) {
+    const KernelSource &k = (*ks)[i];
+    EXPECT_EQ(k.name, "phased_p" + std::to_string(i));
+    EXPECT_EQ(k.launch.grid[0], (2u * 5 * 6 * 7 + 127) / 128);
+    EXPECT_EQ(k.launch.grid[1], 1u);
+    EXPECT_NE(k.source.find("constexpr bool kPhased = true;"), std::string::npos);
+    ASSERT_EQ(k.workspace.size(), 1u);
+    EXPECT_EQ(k.workspace[0].slot, 4);
+    flops += k.flops;
+  }
+  // Phase (0, 0, 1): even depth and height (tap 1 only, from input q), odd width (taps 0
+  // and 2, from inputs q + 1 and q).
+  const std::string &p1 = (*ks)[1].source;
+  for (const char *line :
+       {"kOutD = 5;", "kKD = 1;", "kPD = 0;", "kYPhaseD = 0;", "kWTap0D = 1;", "kKW = 2;",
+        "kPW = 1;", "kYPhaseW = 1;", "kWTap0W = 0;", "kWTapStepW = 2;", "kYW = 14;", "kWKW = 3;"})
+    EXPECT_NE(p1.find(std::string("constexpr int ") + line), std::string::npos) << line;
+  EXPECT_EQ((*ks)[0].tileConfig, "phase 0,0,0 of 2x2x2, 128x64x32, 8 warps, 4 stages, tf32");
+  // Only the products of the taps that reach each output: 27 / 8 taps per output on average.
+  EXPECT_DOUBLE_EQ(flops, 2.0 * 2 * 10 * 12 * 14 * 64 * 32 * 27 / 8);
+}
+
+TEST(ConvIgemm, TemplateRefusesPhaseConstantsOutsideTheConvolution) {
+  // The template checks the emitter's phase constants: outputs inside y, taps inside w.
+  ConvSpec s = convSpec("guard", true, 1, 1, 32, 32, 1, {1, 1, 7}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1},
+                        {1, 1, 1}, MathMode::Tf32);
+  s.out[2] += 1; // output 14: phase 1 has outputs 1, 3, ..., 13 and taps 0 and 2
+  auto ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 2u);
+  const std::string &src = (*ks)[1].source;
+  auto tampered = [&](const std::string &from, const std::string &to) {
+    std::string t = src;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(nvrtcCompile(src, "sm_90a"), "");
+  EXPECT_NE(nvrtcCompile(tampered("kYW = 14;", "kYW = 13;"), "sm_90a")
+                .find("a phase's outputs lie inside y"),
+            std::string::npos);
+  EXPECT_NE(nvrtcCompile(tampered("kWTap0W = 0;", "kWTap0W = 1;"), "sm_90a")
+                .find("a phase has taps, and they lie inside the stored kernel"),
+            std::string::npos);
+}
+
+TEST(ConvIgemm, RefusesPhasesThatNoTapReaches) {
+  const char *why1 = "an output phase that no tap reaches (kernel shorter than the stride, or "
+                     "dilation sharing a factor with it)";
+  // Kernel 1, stride 2: odd outputs get only the bias.
+  ConvSpec s = convSpec("k1_s2", true, 2, 1, 32, 32, 1, {1, 5, 5}, {1, 1, 1}, {1, 2, 2}, {0, 0, 0},
+                        {1, 1, 1}, MathMode::Tf32);
   std::string why;
   EXPECT_FALSE(convIgemmSupports(s, &why));
-  EXPECT_EQ(why, "transposed convolution with stride > 1 (zero-stuffed input wastes the tiles)");
+  EXPECT_EQ(why, why1);
   auto k = emitConvIgemm(s);
   ASSERT_FALSE(bool(k));
-  EXPECT_EQ(llvm::toString(k.takeError()),
-            "conv_igemm cannot run strided_t: transposed convolution with stride > 1 "
-            "(zero-stuffed input wastes the tiles)");
+  EXPECT_EQ(llvm::toString(k.takeError()), std::string("conv_igemm cannot run k1_s2: ") + why1);
+  // Dilation 2 with stride 2: taps only ever reach outputs of one parity.
+  s = convSpec("dil2_s2", true, 1, 1, 32, 32, 1, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1},
+               {1, 1, 2}, MathMode::Tf32);
+  EXPECT_FALSE(convIgemmSupports(s, &why));
+  EXPECT_EQ(why, why1);
+  // Dilation 3 with stride 2 reaches every phase.
+  s.dilation[2] = 3;
+  s.out[2] = 8 * 2 - 2 + 6 + 1;
+  EXPECT_TRUE(convIgemmSupports(s, &why)) << why;
+}
+
+TEST(ConvIgemm, PhasesWithoutOutputsGetNoKernel) {
+  // One input depth, k 3, stride 2, padding 1: output depth 1, so depth phase 1 is empty.
+  ConvSpec s = convSpec("thin", true, 3, 1, 32, 32, 1, {1, 4, 4}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1},
+                        {1, 1, 1}, MathMode::Tf32);
+  ASSERT_EQ(s.out[0], 1);
+  auto ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  EXPECT_EQ(ks->size(), 4u);
+}
+
+TEST(ConvIgemm, SixteenChannelGroupsGetASixteenWideTile) {
+  ConvSpec s = convSpec("g4", true, 2, 2, 128, 64, 4, {1, 6, 7}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1},
+                        {1, 1, 1}, MathMode::Tf32x3);
+  auto ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 4u);
+  for (const KernelSource &k : *ks) {
+    EXPECT_NE(k.tileConfig.find("128x16x32, 8 warps"), std::string::npos) << k.tileConfig;
+    EXPECT_EQ(k.launch.grid[1], 1u);
+    EXPECT_EQ(k.launch.grid[2], 4u);
+  }
 }
 
 TEST(ConvIgemm, RefusesReductionsDeeperThanTheKTable) {
@@ -88,7 +182,7 @@ TEST(ConvIgemm, RefusesReductionsDeeperThanTheKTable) {
   EXPECT_TRUE(convIgemmSupports(s, &why));
   auto k = emitConvIgemm(s);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
-  EXPECT_LE(k->launch.sharedBytes, 227u * 1024);
+  EXPECT_LE(k->front().launch.sharedBytes, 227u * 1024);
 }
 
 TEST(ConvIgemm, RefusesInconsistentOutputSize) {
@@ -104,8 +198,10 @@ TEST(ConvIgemm, RefusesInconsistentOutputSize) {
 
 TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   ConvCase c = convCases()[0];
-  auto k = emitConvIgemm(c.spec);
-  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  auto ks = emitConvIgemm(c.spec);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 1u);
+  const KernelSource *k = &ks->front();
   // M = 16 * 34^3 rows in 256-row tiles, all 128 channels in one column tile.
   EXPECT_EQ(k->launch.grid[0], (16u * 34 * 34 * 34 + 255) / 256);
   EXPECT_EQ(k->launch.grid[1], 1u);
@@ -118,6 +214,7 @@ TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   EXPECT_EQ(k->workspace[0].bytes, 16 * 16 * 128);
   EXPECT_NE(k->source.find("#include \"conv_igemm.cuh\""), std::string::npos);
   EXPECT_NE(k->source.find("constexpr bool kTransposed = true;"), std::string::npos);
+  EXPECT_NE(k->source.find("constexpr bool kPhased = false;"), std::string::npos);
   EXPECT_EQ(k->tileConfig, "256x128x32, 8 warps, 3 stages, tf32");
 }
 
@@ -168,10 +265,12 @@ TEST(Gemm, WideNormGroupsGetWholeWarps) {
 class ConvCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(ConvCompile, NvrtcSm90aAndSm80) {
   ConvCase c = convCases()[GetParam()];
-  auto k = emitConvIgemm(c.spec);
-  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
-  EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << c.spec.kernelName;
-  EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "") << c.spec.kernelName;
+  auto ks = emitConvIgemm(c.spec);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  for (const KernelSource &k : *ks) {
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_80"), "") << k.name;
+  }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, ConvCompile, ::testing::Range(size_t(0), convCases().size()));
 
@@ -185,15 +284,26 @@ TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile, ::testing::Range(size_t(0), gemmCases().size()));
 
-nlohmann::json launchJson(const KernelSource &k) {
-  return {{"name", k.name},
-          {"file", k.name + ".cu"},
-          {"grid", {k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
-          {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
-          {"smem", k.launch.sharedBytes},
-          {"tile", k.tileConfig},
-          {"flops", k.flops},
-          {"bytes", k.bytes}};
+/// A case's launches for the harness: its kernels, launched in order on the same buffers
+/// (several for the output phases of a strided transposed convolution).
+nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> ks) {
+  nlohmann::json list = nlohmann::json::array();
+  double flops = 0, bytes = 0;
+  for (const KernelSource &k : ks) {
+    list.push_back({{"name", k.name},
+                    {"file", k.name + ".cu"},
+                    {"grid", {k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
+                    {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
+                    {"smem", k.launch.sharedBytes},
+                    {"tile", k.tileConfig}});
+    flops += k.flops;
+    bytes += k.bytes;
+  }
+  return {{"name", name},
+          {"kernels", list},
+          {"tile", ks.front().tileConfig},
+          {"flops", flops},
+          {"bytes", bytes}};
 }
 
 const char *mathName(MathMode m) {
@@ -245,11 +355,12 @@ TEST(Dump, ForGpuHarness) {
   };
   for (const ConvCase &c : convs) {
     int v = variant(c.spec.kernelName);
-    auto k = v ? emitConvIgemm(c.spec, convTiles[v - 1]) : emitConvIgemm(c.spec);
-    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
-    write(*k);
+    auto ks = v ? emitConvIgemm(c.spec, convTiles[v - 1]) : emitConvIgemm(c.spec);
+    ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+    for (const KernelSource &k : *ks)
+      write(k);
     const ConvSpec &s = c.spec;
-    nlohmann::json j = launchJson(*k);
+    nlohmann::json j = launchJson(s.kernelName, *ks);
     j.update({{"kind", "conv"},
               {"transposed", s.transposed},
               {"N", s.N},
@@ -276,7 +387,7 @@ TEST(Dump, ForGpuHarness) {
     ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
     write(*k);
     const GemmSpec &s = g.spec;
-    nlohmann::json j = launchJson(*k);
+    nlohmann::json j = launchJson(s.kernelName, *k);
     j.update({{"kind", "gemm"},
               {"M", s.M},
               {"N", s.N},

@@ -1,0 +1,110 @@
+//===- tests/compiler/ConvTemplateChoiceTest.cpp - which conv template runs, in how many launches
+//===//
+//
+// The planner sends convolutions with enough channels per group and a deep enough reduction
+// to conv_igemm (tensor cores), the rest to conv_direct. A strided transposed convolution on
+// conv_igemm runs as one kernel per output phase, and every kernel of a fusion plan (plain,
+// statistics, statistics-only) becomes that many launches on the same buffers; `sinterc
+// explain` names the phase of each. Golden plan summaries, CPU only.
+//
+//===--------------------------------------------------------------------------------===//
+#include "PlanSummary.h"
+
+#include "compiler/Explain.h"
+#include "ir/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace sinter;
+
+namespace {
+
+llvm::Expected<PipelineResult> plan(const std::string &text) {
+  auto graphs = parseSir(text, "t.sir");
+  if (!graphs)
+    return graphs.takeError();
+  return runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
+}
+
+std::string summarize(const std::string &text) {
+  auto r = plan(text);
+  EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+  return r ? test::planSummary(*r) : "";
+}
+
+/// `line` repeated `n` times.
+std::string times(int n, const std::string &line) {
+  std::string s;
+  for (int i = 0; i < n; ++i)
+    s += line;
+  return s;
+}
+
+TEST(ConvTemplateChoice, StridedTransposed3dRunsEightPhaseKernelsWithStatistics) {
+  // ConvTranspose3d(32 -> 64, k 3, stride 2, padding 1, output_padding 1) -> relu -> group
+  // norm: 32 * 27 / 8 = 108 reduction terms per phase, 64 channels.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,32,4,5,6], %w: param f32[32,64,3,3,3], %ga: param "
+                      "f32[64], %be: param f32[64]) { %y = conv_transpose(%x, %w) {stride = 2, "
+                      "padding = 1, output_padding = 1} %r = relu(%y) %o = group_norm(%r, %ga, "
+                      "%be) {groups = 8} return %o }"),
+            "group conv+epilogue+norm+epilogue: conv_transpose relu group_norm\n"
+            "  fill r.stats\n" +
+                times(8, "  launch conv_igemm.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r "
+                         "4=r.stats\n") +
+                "  launch norm_apply.cuh (normalise + epilogue) 0=r 3=o 4=r.stats 6=ga 7=be\n");
+}
+
+TEST(ConvTemplateChoice, StridedTransposed2dWithBiasRunsFourPhaseKernels) {
+  EXPECT_EQ(summarize("graph g(%x: f32[2,64,7,9], %w: param f32[64,128,4,4], %b: param f32[128]) "
+                      "{ %y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1} return %y }"),
+            "group anchor+epilogue: conv_transpose\n" +
+                times(4, "  launch conv_igemm.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y\n"));
+}
+
+TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
+  // Groups of 16 output channels with 32 * 16 / 4 = 128 terms per phase: tensor cores, the
+  // conv output never written.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,128,5,6], %w: param f32[128,16,4,4], %ga: param "
+                      "f32[64], %be: param f32[64]) { %y = conv_transpose(%x, %w) {stride = 2, "
+                      "padding = 1, groups = 4} %n = group_norm(%y, %ga, %be) {groups = 4} %o = "
+                      "mean(%n) {dims = [2, 3]} return %o }"),
+            "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
+            "  fill y.stats\n" +
+                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats\n") +
+                "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=ga 7=be\n");
+}
+
+TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
+  const char *const direct[] = {
+      // Kernel 1, stride 2: odd outputs hold only the bias (a phase without taps).
+      "graph g(%x: f32[2,64,5,6], %w: param f32[64,64,1,1]) { %y = conv_transpose(%x, %w) "
+      "{stride = 2, output_padding = 1} return %y }",
+      // Dilation 2 with stride 2: half the phases have no taps.
+      "graph g(%x: f32[2,64,5,6], %w: param f32[64,64,3,3]) { %y = conv_transpose(%x, %w) "
+      "{stride = 2, dilation = 2} return %y }",
+      // 16 channels per group, 16 * 27 / 8 = 54 terms per phase: too shallow.
+      "graph g(%x: f32[2,64,3,4,5], %w: param f32[64,16,3,3,3]) { %y = conv_transpose(%x, %w) "
+      "{stride = 2, padding = 1, groups = 4} return %y }",
+      // 8 channels per group.
+      "graph g(%x: f32[2,64,5,6], %w: param f32[64,8,4,4]) { %y = conv_transpose(%x, %w) "
+      "{stride = 2, padding = 1, groups = 8} return %y }",
+  };
+  for (const char *text : direct)
+    EXPECT_EQ(summarize(text), "group anchor+epilogue: conv_transpose\n"
+                               "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n")
+        << text;
+}
+
+TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
+  auto r = plan("graph g(%x: f32[2,48,9], %w: param f32[48,40,4]) { %y = conv_transpose(%x, "
+                "%w) {stride = 3, padding = 1, dilation = 2} return %y }");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 3u);
+  std::string text = renderExplain(*r, {});
+  for (const char *phase :
+       {"phase 0 of 3, 128x64x32", "phase 1 of 3, 128x64x32", "phase 2 of 3, 128x64x32"})
+    EXPECT_NE(text.find(phase), std::string::npos) << phase << "\n" << text;
+  EXPECT_NE(text.find("g_k0_conv_transpose_p2"), std::string::npos) << text;
+}
+
+} // namespace
