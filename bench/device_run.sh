@@ -9,47 +9,56 @@
 #   4. bench/side_by_side.py on the five workloads.
 # Prepare here with bench/device_prepare.sh (it fills CARRY, default .carry/run); on the GPU
 # machine, from the repository root:  bench/device_run.sh [CARRY]   (results under $OUT)
-# STEPS (default "generic tests corpus workloads") picks steps; CORPUS_ARGS adds arguments to
+# STEPS (default "generic tests corpus workloads") picks the steps and their order; CORPUS_ARGS adds arguments to
 # corpus_bench.py (e.g. "--only a,b --no-compile").
 set -uo pipefail
 carry=${1:-.carry/run}
-out=${OUT:-/tmp/sinter-out}
+final=${OUT:-/tmp/sinter-out}
+out=/tmp/sinter-run  # everything is written here; $OUT gets a tarball and the summaries
+rm -rf "$out"
 steps=${STEPS:-generic tests corpus workloads}
-mkdir -p "$out"
+mkdir -p "$out" "$final"
 export PYTHONUNBUFFERED=1 SINTER_CACHE_DIR=/tmp/sinter-cache
 export SINTER_CORPUS_DIR=$PWD/bench/corpus SINTER_WORKLOADS_DIR=$PWD/$carry/workloads
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,memory.used --format=csv,noheader
-has() { [[ " $steps " == *" $1 "* ]]; }
 
-if has generic && [ -d "$carry/generic" ]; then
+step_generic() {
+  [ -d "$carry/generic" ] || return 0
   echo "== generic kernels"
   timeout 240 python3 tests/kernels_generic/gpu_check.py "$carry/generic" --out "$out/generic.json" \
     > "$out/generic.log" 2>&1
   echo "rc=$?"; grep -vE '^\{' "$out/generic.log" | tail -25
-fi
+}
 
-if has tests; then
+step_tests() {
   for t in gpu_tests gpu_corpus_tests gpu_workload_tests; do
     [ -x "$carry/$t" ] || continue
     echo "== $t"
-    SINTER_WORKLOADS=${SINTER_WORKLOADS:-s1,s4} timeout 300 "$carry/$t" --gtest_brief=1 \
+    SINTER_WORKLOADS=${SINTER_WORKLOADS:-s1,s4} timeout "${TEST_TIMEOUT:-300}" "$carry/$t" --gtest_brief=1 \
       > "$out/$t.log" 2>&1
     echo "rc=$?"; grep -E "FAILED|PASSED|Failure|rel|error" "$out/$t.log" | head -40
   done
-fi
+}
 
-if has corpus; then
+step_corpus() {
   echo "== corpus"
   extra=()
   [ -x "$carry/base/sinter_bench" ] && extra=(--extra-bench-bin "base=$carry/base/sinter_bench")
-  timeout 540 python3 bench/corpus_bench.py --bench-bin "$carry/sinter_bench" --out "$out" \
+  timeout "${CORPUS_TIMEOUT:-540}" python3 bench/corpus_bench.py --bench-bin "$carry/sinter_bench" --out "$out" \
     "${extra[@]}" ${CORPUS_ARGS:-} > "$out/corpus.log" 2>&1
   echo "rc=$?"; tail -80 "$out/corpus.log"
-fi
+}
 
-if has workloads; then
+step_workloads() {
   echo "== workloads"
   timeout 300 python3 bench/side_by_side.py --bench-bin "$carry/sinter_bench" \
     --workloads "$carry/workloads" --out "$out" --iterations 30 > "$out/workloads.log" 2>&1
   echo "rc=$?"; tail -12 "$out/workloads.log"
-fi
+}
+
+for s in $steps; do
+  "step_$s"
+done
+# At most 8 files come back from the GPU machine: one tarball of everything, and the tables.
+tar czf "$final/results.tgz" -C "$out" --exclude='*.safetensors' .
+cp "$out"/*.md "$final/" 2>/dev/null || true
