@@ -95,6 +95,21 @@ TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
         << text;
 }
 
+TEST(ConvTemplateChoice, SixteenChannelGroupsNeedFourKSteps) {
+  // 16 channels, 32 * 9 = 288 reduction terms: tensor cores, on a 16-wide tile.
+  auto r = plan("graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param f32[16]) { "
+                "%y = conv(%x, %w, %b) {padding = 1} return %y }");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_igemm.cuh");
+  EXPECT_EQ(r->plan.kernels[0].source.tileConfig.rfind("128x16x32, 8 warps", 0), 0u);
+  // S1's shape of group: 24 channels, 3 * 27 = 81 terms (three k steps) stays direct.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,3,6,7,8], %w: param f32[24,3,3,3,3]) { %y = conv(%x, "
+                      "%w) return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+}
+
 TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
   auto r = plan("graph g(%x: f32[2,48,9], %w: param f32[48,40,4]) { %y = conv_transpose(%x, "
                 "%w) {stride = 3, padding = 1, dilation = 2} return %y }");
