@@ -61,15 +61,12 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// 24 channels and 81 reduction terms, runs in 0.53 ms on tensor cores and 0.34 ms direct).
 /// The reduction counted is that of one conv_igemm kernel: for a strided transposed
 /// convolution, the mean over its output phases (Cin/groups * taps / stride volume).
-/// Groups of 16 to 31 channels (a 16- or 32-wide tile) take tensor cores only with at least
-/// four k steps (128 terms). That floor is not measured: S1 lost with three k steps, where a
-/// block's fixed costs (k table, tap masks, filling the cp.async pipeline, the epilogue) are
-/// spread over little work; it keeps S1 direct and sends e.g. ConvTranspose2d(128 -> 64, k 4,
-/// stride 2, groups 4) (16 channels per group, 32 * 16 / 4 = 128 terms per phase) to
-/// tensor cores.
+/// Groups of 16 to 31 channels stay direct: with tensor cores for them (from 128 reduction
+/// terms, on a 128x16 or 128x32 tile) four corpus graphs ran 1.4-1.6x slower on an H200
+/// (docs/performance.md, 2026-11-23).
 bool useIgemm(const ConvSpec &s) {
   int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  if (coutG < 16 || depth < (coutG < 32 ? 128 : 64))
+  if (coutG < 32 || depth < 64)
     return false;
   std::string why;
   return convIgemmSupports(s, &why);

@@ -62,10 +62,10 @@ TEST(ConvTemplateChoice, StridedTransposed2dWithBiasRunsFourPhaseKernels) {
 }
 
 TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
-  // Groups of 16 output channels with 32 * 16 / 4 = 128 terms per phase: tensor cores, the
+  // Groups of 32 output channels with 32 * 16 / 4 = 128 terms per phase: tensor cores, the
   // conv output never written.
-  EXPECT_EQ(summarize("graph g(%x: f32[2,128,5,6], %w: param f32[128,16,4,4], %ga: param "
-                      "f32[64], %be: param f32[64]) { %y = conv_transpose(%x, %w) {stride = 2, "
+  EXPECT_EQ(summarize("graph g(%x: f32[2,128,5,6], %w: param f32[128,32,4,4], %ga: param "
+                      "f32[128], %be: param f32[128]) { %y = conv_transpose(%x, %w) {stride = 2, "
                       "padding = 1, groups = 4} %n = group_norm(%y, %ga, %be) {groups = 4} %o = "
                       "mean(%n) {dims = [2, 3]} return %o }"),
             "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
@@ -95,14 +95,13 @@ TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
         << text;
 }
 
-TEST(ConvTemplateChoice, SixteenChannelGroupsNeedFourKSteps) {
-  // 16 channels, 32 * 9 = 288 reduction terms: tensor cores, on a 16-wide tile.
-  auto r = plan("graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param f32[16]) { "
-                "%y = conv(%x, %w, %b) {padding = 1} return %y }");
-  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  ASSERT_EQ(r->plan.kernels.size(), 1u);
-  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_igemm.cuh");
-  EXPECT_EQ(r->plan.kernels[0].source.tileConfig.rfind("128x16x32, 8 warps", 0), 0u);
+TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
+  // 16 channels, 32 * 9 = 288 reduction terms: direct. On an H200 the 16- and 32-wide
+  // tensor-core tiles lost 1.4-1.6x on four corpus graphs of 16-channel groups.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param "
+                      "f32[16]) { %y = conv(%x, %w, %b) {padding = 1} return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y\n");
   // S1's shape of group: 24 channels, 3 * 27 = 81 terms (three k steps) stays direct.
   EXPECT_EQ(summarize("graph g(%x: f32[2,3,6,7,8], %w: param f32[24,3,3,3,3]) { %y = conv(%x, "
                       "%w) return %y }"),

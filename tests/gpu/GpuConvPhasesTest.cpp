@@ -53,8 +53,8 @@ const PhaseCase kPhaseCases[] = {
     {"convT3d_one_input_depth", 4, "anchor+epilogue",
      "graph g(%x: f32[2,32,1,4,5], %w: param f32[32,40,3,3,3]) { %y = conv_transpose(%x, %w) "
      "{stride = 2, padding = 1, output_padding = [0, 1, 1]} return %y }"},
-    {"convT2d_groups4_16ch", 4, "anchor+epilogue",
-     "graph g(%x: f32[3,128,5,6], %w: param f32[128,16,4,4]) { %y = conv_transpose(%x, %w) "
+    {"convT2d_groups4_32ch", 4, "anchor+epilogue",
+     "graph g(%x: f32[3,128,5,6], %w: param f32[128,32,4,4]) { %y = conv_transpose(%x, %w) "
      "{stride = 2, padding = 1, groups = 4} return %y }"},
     {"convT3d_groups2_bias_outpad", 8, "anchor+epilogue",
      "graph g(%x: f32[2,64,3,5,4], %w: param f32[64,32,3,3,3], %b: param f32[64]) { %y = "
@@ -80,8 +80,8 @@ const PhaseCase kPhaseCases[] = {
      "f32[64], %be: param f32[64]) { %y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1, "
      "groups = 2} %g = gelu(%y) %n = instance_norm(%g, %ga, %be) %o = sigmoid(%n) return %o }"},
     {"convT2d_groups4_groupnorm_mean", 4, "conv+epilogue+norm+reduce",
-     "graph g(%x: f32[3,128,5,6], %w: param f32[128,16,4,4], %ga: param f32[64], %be: param "
-     "f32[64]) { %y = conv_transpose(%x, %w) {stride = 2, padding = 1, groups = 4} %n = "
+     "graph g(%x: f32[3,128,5,6], %w: param f32[128,32,4,4], %ga: param f32[128], %be: param "
+     "f32[128]) { %y = conv_transpose(%x, %w) {stride = 2, padding = 1, groups = 4} %n = "
      "group_norm(%y, %ga, %be) {groups = 4} %o = mean(%n) {dims = [1, 2, 3]} return %o }"},
 };
 

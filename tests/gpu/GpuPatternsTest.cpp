@@ -64,7 +64,7 @@ const PatternCase kPatternCases[] = {
     {"pool_epilogue", "pool+epilogue", 1,
      "graph g(%x: f32[2,3,11,12]) { %p = avg_pool(%x) {kernel_size = 2} %o = sigmoid(%p) return "
      "%o }"},
-    {"standalone_groupnorm_epilogue", "norm+epilogue", 3,
+    {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},
 };
