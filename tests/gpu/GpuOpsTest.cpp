@@ -31,7 +31,7 @@ const OpCase kOpCases[] = {
     {"conv2d_wide_channels",
      "graph g(%x: f32[2,48,13,15], %w: param f32[40,48,3,3]) { %y = conv(%x, %w) {padding = 1} "
      "return %y }"},
-    {"conv2d_16_channels_tensorcores",
+    {"conv2d_16_channels",
      "graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param f32[16]) { %y = conv(%x, "
      "%w, %b) {padding = 1} return %y }"},
     {"conv_transpose1d_outpad",
