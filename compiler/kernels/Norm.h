@@ -40,8 +40,9 @@ struct NormSpec {
 };
 
 /// y[n,c,l] = post((x[n,c,l] - mean[n,g]) * rstd[n,g] * gamma[c] + beta[c]); x slot 0,
-/// y slot 3 (may alias x). Grid (plane chunks, C, N); each block derives its (n, c) scale and
-/// shift from the statistics as it starts, so no separate finalize launch is needed.
+/// y slot 3 (may alias x). Large planes: grid (plane chunks, C, N); planes smaller than a
+/// block's share of work: several consecutive planes a block. Each block derives its (n, c)
+/// scale and shift from the statistics as it starts, so no separate finalize launch is needed.
 llvm::Expected<KernelSource> emitNormApply(const NormSpec &s);
 
 /// Writes float2 {scale, shift} per (n, c) into slot 5 (float2[N * C]) so that

@@ -9,6 +9,7 @@
 // SINTER_CORPUS_DIR overrides the corpus folder (bench/corpus).
 //
 //===--------------------------------------------------------------------------------===//
+#include "tests/CorpusFiles.h"
 #include "tests/compiler/PlanGuard.h"
 
 #include "compiler/Jit.h"
@@ -17,28 +18,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 
 using namespace sinter;
 
 namespace {
 
-std::string corpusDir() {
-  const char *env = std::getenv("SINTER_CORPUS_DIR");
-  return env && *env ? env : std::string(SINTER_SOURCE_DIR) + "/bench/corpus";
-}
-
-/// The .sir files of `dir`, sorted.
-std::vector<std::string> sirFiles(const std::string &dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
-    if (e.path().extension() == ".sir")
-      files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using test::corpusDir;
+using test::sirFiles;
 
 std::vector<std::string> fullGraphs() {
   std::vector<std::string> files = sirFiles(corpusDir() + "/full");

@@ -9,25 +9,14 @@
 #include "GpuHarness.h"
 
 #include "ir/Parser.h"
+#include "tests/CorpusFiles.h"
 
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 namespace sinter::test {
 namespace {
 
-std::vector<std::string> smallGraphs() {
-  const char *env = std::getenv("SINTER_CORPUS_DIR");
-  std::string dir = (env && *env ? std::string(env) : std::string(SINTER_CORPUS_DIR)) + "/small";
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto &e : std::filesystem::directory_iterator(dir, ec))
-    if (e.path().extension() == ".sir")
-      files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<std::string> smallGraphs() { return sirFiles(corpusDir() + "/small"); }
 
 class GpuCorpus : public ::testing::TestWithParam<std::string> {};
 
