@@ -170,6 +170,15 @@ inline std::vector<ConvCase> convCases() {
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
+  // Shallow reductions at corpus sizes, timed against cuDNN with several tiles: a 3x3 conv of
+  // 32 -> 64 channels (K = 288) and the output phases of a stride-2 transposed conv of
+  // 64 -> 128 channels (K = 256 a phase).
+  cs.push_back({convSpec("conv2d_32x64_k3_128px", false, 2, 128, 32, 64, 1, {1, 128, 128},
+                         {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                "identity", true});
+  cs.push_back({convSpec("convt2d_s2_64x128_k4_32px", true, 2, 128, 64, 128, 1, {1, 32, 32},
+                         {1, 4, 4}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                "identity", true});
   return cs;
 }
 

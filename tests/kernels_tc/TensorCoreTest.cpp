@@ -330,8 +330,10 @@ TEST(Dump, ForGpuHarness) {
   };
   // Benchmarked cases are also written with other tiles (name suffix _v<i>) so that one GPU
   // run can compare them.
-  const ConvIgemmTile convTiles[] = {
-      {256, 128, 32, 4, 4, 3, 1}, {256, 128, 64, 4, 2, 2, 1}, {256, 128, 32, 4, 2, 2, 1}};
+  const ConvIgemmTile convTiles[] = {{256, 128, 32, 4, 2, 3, 1},
+                                     {128, 128, 32, 2, 4, 3, 2},
+                                     {128, 64, 32, 4, 2, 4, 2},
+                                     {64, 128, 32, 2, 4, 4, 2}};
   const GemmTile gemmTiles[] = {{128, 128, 32, 2, 4, 4, 1}};
   std::vector<ConvCase> convs = convCases();
   for (size_t i = 0, e = convs.size(); i < e; ++i)
