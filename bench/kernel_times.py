@@ -51,7 +51,11 @@ def sinter_kernels(sinterc, sir):
         if r.get("Metric Name") == "gpu__time_duration.sum":
             v = float(r["Metric Value"].replace(",", ""))
             unit = r.get("Metric Unit", "")
-            per[r["Kernel Name"]].append(v / 1e6 if unit == "nsecond" else v / 1e3 if unit == "usecond" else v)
+            scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0,
+                     "msecond": 1.0}.get(unit)
+            if scale is None:  # ncu prints no unit column with --csv: nanoseconds
+                scale = 1e-6
+            per[r["Kernel Name"]].append(v * scale)
     if not per:
         print(res.stdout[-2000:], res.stderr[-2000:])
     return [(statistics.median(v), k) for k, v in per.items()]
