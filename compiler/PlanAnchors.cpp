@@ -295,6 +295,7 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
   const TensorType &yt = g.type(anchor.result);
   GemmSpec s;
   s.math = b.options.precision == Precision::Tf32 ? MathMode::Tf32 : MathMode::Tf32x3;
+  s.wgmma = b.options.arch == "sm_90a";
   Shape full = yt.shape; // the output as [batch..., M, N], for epilogue indexing
   if (anchor.kind == OpKind::Linear) {
     s.K = at.shape.back();

@@ -12,23 +12,33 @@
 // row per block. Groups never straddle warps: the warp's column span is a multiple of
 // kNormCols and each group is spread over the 4 lanes that share a row.
 //
+// Two engines compute the tile (cfg::kEngine): 0 is the mma.sync loop below (every warp
+// copies and multiplies, sm_80 and later); 1 is the sm_90a wgmma engine of wgmma.cuh (a
+// producer warpgroup copies, BM / 64 consumer warpgroups multiply; B must be [N, K] and K a
+// multiple of 4), whose consumer warps are laid out as kWarpsM = BM / 16 warps of one
+// column span, so that the epilogue below serves both.
+//
 // Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 6 gamma, 7 beta.
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
-// kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath; structs
-// Epilogue and PostNorm.
+// kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
+// kEngine; structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
 
 #include "mma.cuh"
+#include "wgmma.cuh"
 
 namespace gemm {
 
 using sinter::i64;
 
+constexpr bool kWgmma = cfg::kEngine == 1;
+// Threads holding accumulators (the epilogue's threads), and all threads of the block.
 constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
+constexpr int kBlockThreads = kThreads + (kWgmma ? sinter::sm90::kProducerThreads : 0);
 constexpr int kKTiles = (cfg::kK + cfg::kBK - 1) / cfg::kBK;
 constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
 constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
@@ -50,6 +60,9 @@ constexpr int kBStage = cfg::kBTransposed ? cfg::kBN * kBStride : cfg::kBK * kBS
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");
 static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
+static_assert(!kWgmma || (cfg::kBTransposed && cfg::kK % 4 == 0 && cfg::kBK == 32 &&
+                          cfg::kWarpsM * 16 == cfg::kBM && cfg::kWarpsN == 1),
+              "wgmma engine: B as [N, K], 16-byte rows, k tiles of 32, warps of 16 rows");
 static_assert(cfg::kNormCols == 0 ||
                   (cfg::kNormCols % 8 == 0 && (cfg::kBN / cfg::kWarpsN) % cfg::kNormCols == 0 &&
                    cfg::kN % cfg::kNormCols == 0),
@@ -75,6 +88,30 @@ __device__ __forceinline__ void copyTile(float *s, const float *g, i64 r0, i64 c
     else
       mma::cpAsync4(s + r * SST + c, src, ok);
   }
+}
+
+/// The wgmma engine's copy of a ROWS x 32 K-major tile at (r0, k0) of a matrix with RMAX rows,
+/// KMAX columns and row pitch LD (a multiple of 4) into the swizzled layout of wgmma.cuh, by
+/// producer thread ptid: 16-byte chunks, eight threads per 128-byte row, zero-filled outside.
+template <int ROWS, i64 LD, i64 RMAX, i64 KMAX>
+__device__ __forceinline__ void copyTileSwizzled(float *s, const float *g, i64 r0, i64 k0,
+                                                 int ptid) {
+  namespace mma = sinter::mma;
+  for (int i = ptid; i < ROWS * 8; i += sinter::sm90::kProducerThreads) {
+    const int r = i >> 3, c = (i & 7) * 4;
+    const i64 gr = r0 + r, gk = k0 + c;
+    const bool ok = gr < RMAX && gk < KMAX;
+    mma::cpAsync16(s + sinter::sm90::swizzled(r, c), ok ? g + gr * LD + gk : g, ok ? 16 : 0);
+  }
+}
+
+/// Barrier over the threads that hold accumulators (the wgmma engine's producer warpgroup
+/// has left by the epilogue).
+__device__ __forceinline__ void mathSync() {
+  if constexpr (kWgmma)
+    sinter::sm90::namedBarrier(2, kThreads);
+  else
+    __syncthreads();
 }
 
 /// Whether the batch strides of C up to dimension D are all even.
@@ -104,27 +141,14 @@ template <int D> __device__ __forceinline__ void batchOffsets(int &rest, i64 &a,
   }
 }
 
-} // namespace gemm
-
-extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b) {
-  using namespace gemm;
+/// The mma.sync engine: acc = this warp's share of A[m0.., :] * B[:, n0..], through a ring of
+/// kStages cp.async stages that every thread copies into.
+__device__ __forceinline__ void mmaSyncLoop(float (&acc)[kMI][kNI][4], float *smem,
+                                            const float *A, const float *B, i64 m0, i64 n0,
+                                            int tid) {
   namespace mma = sinter::mma;
-  extern __shared__ __align__(16) float smem[];
   float *As = smem;
   float *Bs = smem + cfg::kStages * kAStage;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const i64 m0 = (i64)blockIdx.y * cfg::kBM;
-  const i64 n0 = (i64)blockIdx.x * cfg::kBN;
-
-  // Batch offsets (outermost dims first), from the flattened batch index blockIdx.z.
-  const int batch = blockIdx.z;
-  i64 offA = 0, offB = 0, offC = 0;
-  int rest = batch;
-  batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
-  const float *A = sinter::slot<const float>(b, 0) + offA;
-  const float *B = sinter::slot<const float>(b, 1) + offB;
-
   auto loadTile = [&](int kt, int stage) {
     const i64 k0 = (i64)kt * cfg::kBK;
     copyTile<cfg::kBM, cfg::kBK, kAVec, kAStride, cfg::kK, cfg::kM, cfg::kK>(As + stage * kAStage,
@@ -137,7 +161,6 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
                                                                                B, k0, n0, tid);
   };
 
-  float acc[kMI][kNI][4];
 #pragma unroll
   for (int i = 0; i < kMI; ++i)
 #pragma unroll
@@ -146,9 +169,9 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
       for (int r = 0; r < 4; ++r)
         acc[i][j][r] = 0.f;
 
-  const int wmI = warp % cfg::kWarpsM, wnI = warp / cfg::kWarpsM;
-  const int wm = wmI * (cfg::kBM / cfg::kWarpsM);
-  const int wn = wnI * (cfg::kBN / cfg::kWarpsN);
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
+  const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
   constexpr int kBNs = cfg::kBTransposed ? kBStride : 1; // B smem: distance between n
   constexpr int kBKs = cfg::kBTransposed ? 1 : kBStride; // B smem: distance between k
 
@@ -190,6 +213,60 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
     }
   }
   mma::cpAsyncWait<0>();
+}
+
+/// Computes the block's tile with engine E (cfg::kEngine). Returns false in threads that hold
+/// no accumulators (the wgmma producer); the others get their rows in acc and in tid their
+/// index among the accumulator threads.
+template <int E>
+__device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *smem,
+                                            const float *A, const float *B, i64 m0, i64 n0,
+                                            int &tid) {
+  if constexpr (E == 1) {
+    float *base = sinter::sm90::alignedBase(smem);
+    auto load = [&](int kt, float *as, float *bs, int ptid) {
+      const i64 k0 = (i64)kt * cfg::kBK;
+      copyTileSwizzled<cfg::kBM, cfg::kK, cfg::kM, cfg::kK>(as, A, m0, k0, ptid);
+      copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(bs, B, n0, k0, ptid);
+    };
+    // The template arguments depend on E so that sm_80 builds never instantiate the engine.
+    if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath>(
+            acc[0], base, tid, load))
+      return false;
+    tid -= sinter::sm90::kProducerThreads;
+  } else {
+    mmaSyncLoop(acc, smem, A, B, m0, n0, tid);
+  }
+  return true;
+}
+
+} // namespace gemm
+
+extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace gemm;
+  namespace mma = sinter::mma;
+  extern __shared__ __align__(16) float smem[];
+  const i64 m0 = (i64)blockIdx.y * cfg::kBM;
+  const i64 n0 = (i64)blockIdx.x * cfg::kBN;
+
+  // Batch offsets (outermost dims first), from the flattened batch index blockIdx.z.
+  const int batch = blockIdx.z;
+  i64 offA = 0, offB = 0, offC = 0;
+  int rest = batch;
+  batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
+  const float *A = sinter::slot<const float>(b, 0) + offA;
+  const float *B = sinter::slot<const float>(b, 1) + offB;
+
+  float acc[kMI][kNI][4];
+  // The accumulator threads: every thread (mma.sync), the consumer warpgroups (wgmma).
+  int tid = threadIdx.x;
+  if (!computeTile<cfg::kEngine>(acc, smem, A, B, m0, n0, tid))
+    return;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wmI = warp % cfg::kWarpsM, wnI = warp / cfg::kWarpsM;
+  const int wm = wmI * (cfg::kBM / cfg::kWarpsM);
+  const int wn = wnI * (cfg::kBN / cfg::kWarpsN);
 
   // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
   const int g = lane >> 2, t = lane & 3;
@@ -302,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
     };
     constexpr float kIdentity =
         cfg::kRowReduce == 1 ? sinter::kInf : (cfg::kRowReduce == 2 ? -sinter::kInf : 0.f);
-    __syncthreads(); // the pipeline buffers become the reduction scratch
+    mathSync(); // the pipeline buffers become the reduction scratch
     float *red = smem;
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
@@ -322,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(gemm::kThreads, cfg::kMinBlocks)
         if (t == 0)
           red[wnI * cfg::kBM + wm + mi * 16 + g + h * 8] = r;
       }
-    __syncthreads();
+    mathSync();
     float *out = sinter::slot<float>(b, 4);
     for (int r = tid; r < cfg::kBM; r += kThreads) {
       const i64 row = m0 + r;

@@ -10,7 +10,7 @@ relative L2 error of y / C, of the per-(n,c) statistics and of the row reduction
 are poisoned with NaN before every launch. Cases marked `bench` are timed with CUDA events
 (median of many launches after warm-up) next to PyTorch doing the same graph.
 
-usage: tc_check.py DIR [--reps N] [--only SUBSTR]
+usage: tc_check.py DIR [--reps N] [--only SUBSTR] [--kind conv|gemm]
 """
 import argparse, ctypes, json, os, subprocess, sys, math
 import torch
@@ -213,22 +213,26 @@ def run_gemm(c, k, reps, rows):
     if c["bench"]:
         def go():
             if red is not None:
-                red.fill_(float("inf"))
+                red.fill_(init)
             k.launch(slots)
         ms = time_ms(go, reps)
         line.update(ms=ms, tflops=c["flops"] / ms / 1e9)
-        if not c["name"].rsplit("_v", 1)[-1].isdigit():
-            torch.backends.cuda.matmul.allow_tf32 = False
-            add = torch.randn(1, N, 1, 1, device=dev)
-            def torch_graph():
-                y = F.linear(A, B, bias)
-                n = F.group_norm(y, N // G, gamma, beta)
-                return n.min(1, keepdim=True).values + add
-            line["torch_graph_ms"] = time_ms(torch_graph, reps)
+        if not c["name"].rsplit("_v", 1)[-1].isdigit() and c["bTransposed"] and not bs:
+            # PyTorch in the case's precision: cuBLAS TF32 for tf32, fp32 otherwise.
+            torch.backends.cuda.matmul.allow_tf32 = c["math"] == "tf32"
+            if G and rr == 1:
+                add = torch.randn(1, N, 1, 1, device=dev)
+                def torch_graph():
+                    y = F.linear(A, B, bias)
+                    n = F.group_norm(y, N // G, gamma, beta)
+                    return n.min(1, keepdim=True).values + add
+                line["torch_graph_ms"] = time_ms(torch_graph, reps)
             line["torch_linear_ms"] = time_ms(lambda: F.linear(A, B, bias), reps)
-            # What PyTorch's own fp32 linear gets against the same float64 reference.
+            # What PyTorch's own linear gets against the same float64 reference.
             ty = F.linear(A, B, bias).double()
-            line["torch_linear_err"] = rel(ty, Ad @ Bd.transpose(-1, -2) + bias.double())
+            want = Ad @ Bd.transpose(-1, -2)
+            line["torch_linear_err"] = rel(ty, want + bias.double() if bias is not None else want)
+            torch.backends.cuda.matmul.allow_tf32 = False
     rows.append(line)
     del Ad, Bd, ref
 
@@ -238,6 +242,7 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", default="")
+    ap.add_argument("--kind", default="", help="conv or gemm: only cases of that kind")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     torch.manual_seed(1234)
@@ -245,7 +250,7 @@ def main():
     cases = json.load(open(os.path.join(a.dir, "cases.json")))
     rows = []
     for c in cases:
-        if a.only and a.only not in c["name"]:
+        if (a.only and a.only not in c["name"]) or (a.kind and c["kind"] != a.kind):
             continue
         try:
             k = Launches(a.dir, c)

@@ -1,7 +1,9 @@
 //===- compiler/kernels/Gemm.cpp - tensor-core GEMM emitter ------------------------===//
 //
-// Checks a GemmSpec, picks the block tile and writes the prologue of a templates/gemm.cuh
-// kernel. Large products get 128x128x32 tiles with eight warps in three cp.async stages;
+// Checks a GemmSpec, picks the engine and block tile and writes the prologue of a
+// templates/gemm.cuh kernel. On sm_90a, products whose B is [N, K] with 16-byte rows run on
+// the wgmma engine with the tile of least predicted time (chooseWgmmaTile). Otherwise
+// (mma.sync) large products get 128x128x32 tiles with eight warps in three cp.async stages;
 // small ones 64x64 with four warps so that more blocks fill the machine. With a norm tail
 // the warp's column span is widened to the norm group when needed, since a group must be
 // reduced inside one warp's registers.
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace sinter {
 
@@ -34,12 +37,88 @@ int rowReduceConstant(GemmSpec::RowReduce r) {
   llvm_unreachable("unknown row reduction");
 }
 
-} // namespace
-
-llvm::Expected<KernelSource> emitGemm(const GemmSpec &s) {
+int64_t batchCount(const GemmSpec &s) {
   int64_t batch = 1;
   for (int64_t d : s.batchShape)
     batch *= d;
+  return batch;
+}
+
+/// Shared memory of the wgmma engine for a tile (wgmma.cuh's Layout).
+int wgmmaSharedBytes(const GemmSpec &s, const GemmTile &t) {
+  int raw = (t.bm + t.bn) * 32 * 4;
+  int stage = tensorCoreMathConstant(s.math) == 2 ? 2 * raw : raw;
+  return t.stages * stage + 2 * t.stages * 8 + 1024;
+}
+
+} // namespace
+
+bool gemmFitsWgmma(const GemmSpec &s) {
+  if (!s.wgmma || !s.bTransposed || s.K % 4 != 0)
+    return false;
+  for (size_t d = 0; d < s.batchStrideA.size(); ++d)
+    if (s.batchStrideA[d] % 4 != 0 || s.batchStrideB[d] % 4 != 0)
+      return false;
+  return true;
+}
+
+namespace {
+
+/// The wgmma tiles and their relative throughput per SM (1 = the widest tile). TF32: 128 x 256
+/// keeps 128 accumulators per consumer thread; 3xTF32 also stores the small parts of each
+/// stage, so its tiles are narrower to keep three stages. 64-row tiles run two blocks per SM.
+struct WgmmaCandidate {
+  GemmTile tile;
+  double efficiency;
+};
+
+std::vector<WgmmaCandidate> wgmmaCandidates(MathMode m) {
+  auto t = [](int bm, int bn, int stages, int minBlocks) {
+    return GemmTile{bm, bn, 32, bm / 16, 1, stages, minBlocks, true};
+  };
+  if (tensorCoreMathConstant(m) == 2)
+    return {{t(128, 128, 3, 1), 1.0}, {t(64, 128, 2, 2), 0.85}, {t(64, 64, 3, 2), 0.7}};
+  return {{t(128, 256, 4, 1), 1.0},
+          {t(128, 128, 6, 1), 0.9},
+          {t(64, 128, 4, 2), 0.8},
+          {t(64, 64, 6, 2), 0.65}};
+}
+
+} // namespace
+
+std::vector<GemmTile> wgmmaTiles(MathMode m) {
+  std::vector<GemmTile> out;
+  for (const WgmmaCandidate &c : wgmmaCandidates(m))
+    out.push_back(c.tile);
+  return out;
+}
+
+GemmTile chooseWgmmaTile(const GemmSpec &s) {
+  const int64_t batch = batchCount(s);
+  GemmTile best;
+  double bestCost = std::numeric_limits<double>::infinity();
+  for (const WgmmaCandidate &c : wgmmaCandidates(s.math)) {
+    const GemmTile &t = c.tile;
+    if (s.normGroupCols > 0 && t.bn % s.normGroupCols != 0)
+      continue;
+    int64_t blocks = (s.M + t.bm - 1) / t.bm * ((s.N + t.bn - 1) / t.bn) * batch;
+    int64_t waves = (blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks);
+    double cost = double(waves) * t.minBlocks * t.bm * t.bn / c.efficiency;
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = t;
+    }
+  }
+  return best;
+}
+
+llvm::Expected<KernelSource> emitGemm(const GemmSpec &s) {
+  int64_t batch = batchCount(s);
+  if (gemmFitsWgmma(s)) {
+    GemmTile t = chooseWgmmaTile(s);
+    if (t.wgmma)
+      return emitGemm(s, t);
+  }
   bool big = s.M * s.N * batch >= int64_t(128) * 128 * 132;
   GemmTile tile = big ? GemmTile{128, 128, 32, 2, 4, 3} : GemmTile{64, 64, 32, 2, 2, 3};
   if (s.normGroupCols > 0) {
@@ -63,28 +142,41 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   if (dims > 4 || s.batchStrideA.size() != dims || s.batchStrideB.size() != dims ||
       s.batchStrideC.size() != dims)
     return makeError(name + ": batch shape and strides disagree (at most 4 batch dims)");
-  int64_t batch = 1;
-  for (int64_t d : s.batchShape)
-    batch *= d;
+  int64_t batch = batchCount(s);
   if (batch < 1 || batch > 65535)
     return makeError(name + ": batch count " + std::to_string(batch) + " out of range");
+  const int64_t maxNorm = tile.wgmma ? tile.bn : 128;
   if (s.normGroupCols < 0 ||
       (s.normGroupCols > 0 &&
-       (s.normGroupCols % 8 != 0 || s.N % s.normGroupCols != 0 || s.normGroupCols > 128)))
+       (s.normGroupCols % 8 != 0 || s.N % s.normGroupCols != 0 || s.normGroupCols > maxNorm)))
     return makeError(name + ": norm group of " + std::to_string(s.normGroupCols) +
-                     " columns unsupported (a multiple of 8 dividing N, at most 128)");
+                     " columns unsupported (a multiple of 8 dividing N, at most " +
+                     std::to_string(maxNorm) + ")");
   if (s.M > std::numeric_limits<int>::max() / batch || s.N > std::numeric_limits<int>::max())
     return makeError(name + ": gemm too large for 32-bit row and column indices");
 
   const int threads = 32 * tile.warpsM * tile.warpsN;
   const int aVec = s.K % 4 == 0 ? 4 : 1, bVec = (s.bTransposed ? s.K : s.N) % 4 == 0 ? 4 : 1;
-  if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
-      tile.stages < 2 || (tile.bm * tile.bk / aVec) % threads ||
-      (tile.bn * tile.bk / bVec) % threads ||
-      (s.normGroupCols > 0 && (tile.bn / tile.warpsN) % s.normGroupCols))
-    return makeError(name + ": gemm tile " + std::to_string(tile.bm) + "x" +
-                     std::to_string(tile.bn) + "x" + std::to_string(tile.bk) +
+  auto tileName = [&] {
+    return std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" + std::to_string(tile.bk);
+  };
+  if (tile.wgmma) {
+    if (!gemmFitsWgmma(s))
+      return makeError(name + ": the wgmma engine needs an sm_90a target, B as [N, K] and "
+                              "K and the batch strides multiples of 4");
+    if ((tile.bm != 64 && tile.bm != 128) || (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) ||
+        tile.bk != 32 || tile.warpsM != tile.bm / 16 || tile.warpsN != 1 || tile.stages < 2 ||
+        (s.normGroupCols > 0 && tile.bn % s.normGroupCols) ||
+        wgmmaSharedBytes(s, tile) * tile.minBlocks > 227 * 1024)
+      return makeError(name + ": wgmma tile " + tileName() + " with " +
+                       std::to_string(tile.stages) + " stages is not one the engine runs");
+  } else if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
+             tile.stages < 2 || (tile.bm * tile.bk / aVec) % threads ||
+             (tile.bn * tile.bk / bVec) % threads ||
+             (s.normGroupCols > 0 && (tile.bn / tile.warpsN) % s.normGroupCols)) {
+    return makeError(name + ": gemm tile " + tileName() +
                      " does not fit its warps or the norm groups");
+  }
 
   PrologueWriter w(name, "gemm.cuh");
   w.constant("kM", s.M);
@@ -110,6 +202,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
   w.constant("kMath", tensorCoreMathConstant(s.math));
+  w.constant("kEngine", tile.wgmma ? 1 : 0);
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
 
@@ -119,12 +212,14 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   k.source = w.finish();
   k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn), unsigned((s.M + tile.bm - 1) / tile.bm),
                    unsigned(batch)};
-  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
+  k.launch.block = {unsigned(threads + (tile.wgmma ? 128 : 0)), 1, 1};
   int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
-  k.launch.sharedBytes = unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
-  k.tileConfig = std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
-                 std::to_string(tile.bk) + ", " + std::to_string(tile.warpsM * tile.warpsN) +
-                 " warps, " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+  k.launch.sharedBytes = tile.wgmma ? unsigned(wgmmaSharedBytes(s, tile))
+                                    : unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
+  k.tileConfig = tileName() + ", " +
+                 (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
+                             : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
+                 ", " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);

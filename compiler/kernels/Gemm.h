@@ -13,6 +13,8 @@
 
 #include "llvm/Support/Error.h"
 
+#include <vector>
+
 namespace sinter {
 
 /// The gemm kernel for `s`. Launch: grid (ceil(N / BN), ceil(M / BM), batch count), block
@@ -24,10 +26,27 @@ namespace sinter {
 llvm::Expected<KernelSource> emitGemm(const GemmSpec &s);
 
 /// A block tile of gemm: rows x columns x k step, the warp grid, the cp.async stages.
+/// With `wgmma` the tile runs on the sm_90a engine (templates/wgmma.cuh): bk 32, bm 64 or 128
+/// (one consumer warpgroup per 64 rows, warps of 16 rows: warpsM = bm / 16, warpsN = 1),
+/// bn 64, 128 or 256, plus a producer warpgroup.
 struct GemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 3;
   int minBlocks = 1; ///< blocks per SM the register budget must allow
+  bool wgmma = false;
 };
+
+/// Whether `s` can run on the wgmma engine: the target has it, B is [N, K], and every row and
+/// batch offset keeps 16-byte copies aligned.
+bool gemmFitsWgmma(const GemmSpec &s);
+
+/// The wgmma tile for `s` (gemmFitsWgmma(s) must hold): among the engine's tiles that hold
+/// the norm groups, the one with the least predicted time (waves of blocks over 132 SMs times
+/// the tile's work over its measured efficiency).
+/// Returns a tile with wgmma false when none holds the groups.
+GemmTile chooseWgmmaTile(const GemmSpec &s);
+
+/// Every tile the wgmma chooser considers for math mode `m` (tests compile each one).
+std::vector<GemmTile> wgmmaTiles(MathMode m);
 
 /// emitGemm with the tile given rather than chosen (benchmarks compare tiles with it).
 /// Fails when the tile breaks the template's rules (see gemm.cuh's static_asserts).

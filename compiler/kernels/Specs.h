@@ -54,6 +54,8 @@ struct GemmSpec {
   bool bTransposed = true;
   bool hasBias = false;
   MathMode math = MathMode::Tf32x3;
+  /// The target has sm_90a's wgmma: emitGemm may choose the Hopper engine (templates/wgmma.cuh).
+  bool wgmma = false;
   /// Anchor epilogue with n = row (flattened over batch: batchIndex * M + row), c = column,
   /// s = 0. Applied to (accumulator + bias).
   FunctorBody epilogue;

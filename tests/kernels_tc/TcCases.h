@@ -250,6 +250,54 @@ inline std::vector<GemmCase> gemmCases() {
     g.spec.batchStrideC = {3 * 520 * 384, 520 * 384};
     gs.push_back(g);
   }
+  // Shapes for the wgmma engine (B as [N, K], K a multiple of 4): partial tiles in M and N,
+  // a norm tail, a batch with a broadcast weight, and the 8192^3 benchmarks.
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_odd_mn_relu";
+    g.spec.M = 300;
+    g.spec.N = 200;
+    g.spec.K = 136;
+    g.spec.hasBias = true;
+    g.spec.epilogue = functor("relu");
+    g.epilogue = "relu";
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_norm32_max";
+    g.spec.M = 257;
+    g.spec.N = 256;
+    g.spec.K = 96;
+    g.spec.hasBias = true;
+    g.spec.normGroupCols = 32;
+    g.spec.rowReduce = GemmSpec::RowReduce::Max;
+    g.spec.postNorm = functor("relu");
+    g.postNorm = "relu";
+    g.spec.storeOutput = false;
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_batched_tf32";
+    g.spec.M = 70;
+    g.spec.N = 72;
+    g.spec.K = 40;
+    g.spec.math = MathMode::Tf32;
+    g.spec.batchShape = {2, 3};
+    g.spec.batchStrideA = {3 * 70 * 40, 70 * 40};
+    g.spec.batchStrideB = {0, 0};
+    g.spec.batchStrideC = {3 * 70 * 72, 70 * 72};
+    gs.push_back(g);
+  }
+  for (MathMode m : {MathMode::Tf32, MathMode::Tf32x3}) {
+    GemmCase g;
+    g.spec.kernelName = m == MathMode::Tf32 ? "linear_8192_tf32" : "linear_8192_tf32x3";
+    g.spec.M = g.spec.N = g.spec.K = 8192;
+    g.spec.math = m;
+    g.bench = true;
+    gs.push_back(g);
+  }
   return gs;
 }
 

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace sinter;
 using namespace sinter::tc_test;
@@ -284,6 +285,30 @@ TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile, ::testing::Range(size_t(0), gemmCases().size()));
 
+// Every case that fits the wgmma engine, on every tile the chooser can pick, compiles for
+// sm_90a without spilling.
+class WgmmaGemmCompile : public ::testing::TestWithParam<size_t> {};
+TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
+  GemmCase g = gemmCases()[GetParam()];
+  g.spec.wgmma = true;
+  if (!gemmFitsWgmma(g.spec))
+    GTEST_SKIP() << g.spec.kernelName << " does not fit the wgmma engine";
+  auto chosen = emitGemm(g.spec);
+  ASSERT_TRUE(bool(chosen)) << llvm::toString(chosen.takeError());
+  EXPECT_NE(chosen->tileConfig.find("wgmma"), std::string::npos) << chosen->tileConfig;
+  for (const GemmTile &t : wgmmaTiles(g.spec.math)) {
+    auto k = emitGemm(g.spec, t);
+    if (!k) { // a tile that cannot hold the norm groups is refused, never miscompiled
+      std::string e = llvm::toString(k.takeError());
+      EXPECT_NE(e.find("not one the engine runs"), std::string::npos) << e;
+      continue;
+    }
+    EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << g.spec.kernelName << " " << k->tileConfig;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaGemmCompile,
+                         ::testing::Range(size_t(0), gemmCases().size()));
+
 /// A case's launches for the harness: its kernels, launched in order on the same buffers
 /// (several for the output phases of a strided transposed convolution).
 nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> ks) {
@@ -351,6 +376,28 @@ TEST(Dump, ForGpuHarness) {
         g.spec.kernelName += "_v" + std::to_string(v + 1);
         gemms.push_back(g);
       }
+  // Every case that fits the wgmma engine also runs on it with the chosen tile (name suffix
+  // _wg) and, unless benchmarked, on every other wgmma tile (suffix _wgt<i>).
+  std::map<std::string, GemmTile> forcedTiles;
+  for (size_t i = 0, e = gemms.size(); i < e; ++i) {
+    GemmCase g = gemms[i];
+    g.spec.wgmma = true;
+    if (!gemmFitsWgmma(g.spec) || g.spec.kernelName.find("_v") != std::string::npos)
+      continue;
+    std::string name = g.spec.kernelName;
+    g.spec.kernelName = name + "_wg";
+    gemms.push_back(g);
+    if (g.bench)
+      continue;
+    std::vector<GemmTile> tiles = wgmmaTiles(g.spec.math);
+    for (size_t t = 0; t < tiles.size(); ++t) {
+      if (g.spec.normGroupCols > 0 && tiles[t].bn % g.spec.normGroupCols)
+        continue;
+      g.spec.kernelName = name + "_wgt" + std::to_string(t);
+      forcedTiles[g.spec.kernelName] = tiles[t];
+      gemms.push_back(g);
+    }
+  }
   auto variant = [](const std::string &name) {
     size_t at = name.rfind("_v");
     return at == std::string::npos ? 0 : std::stoi(name.substr(at + 2));
@@ -385,7 +432,10 @@ TEST(Dump, ForGpuHarness) {
   }
   for (const GemmCase &g : gemms) {
     int v = variant(g.spec.kernelName);
-    auto k = v ? emitGemm(g.spec, gemmTiles[v - 1]) : emitGemm(g.spec);
+    auto forced = forcedTiles.find(g.spec.kernelName);
+    auto k = forced != forcedTiles.end() ? emitGemm(g.spec, forced->second)
+             : v                         ? emitGemm(g.spec, gemmTiles[v - 1])
+                                         : emitGemm(g.spec);
     ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
     write(*k);
     const GemmSpec &s = g.spec;

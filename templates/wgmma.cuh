@@ -1,0 +1,311 @@
+//===- templates/wgmma.cuh - Hopper tensor-core engine: wgmma fed by a copy warpgroup --===//
+//
+// The sm_90a main loop shared by the tensor-core templates (gemm.cuh, conv_igemm.cuh when
+// cfg::kEngine is 1). A block has one producer warpgroup and BM / 64 consumer warpgroups.
+// The producer fills a ring of shared-memory stages with the template's own loader
+// (cp.async, so that gathers such as a convolution's im2col need no tensor map), waits for
+// its copies, prepares the stage for 3xTF32 (below), makes the writes visible to the tensor
+// cores' proxy and signals the stage's `full` mbarrier. Each consumer warpgroup multiplies
+// its 64 rows of A by the whole B tile with wgmma.mma_async (operands read straight from
+// shared memory through matrix descriptors, accumulators in registers) and releases a
+// stage on its `empty` mbarrier once the wgmmas reading it have completed (TF32: one
+// stage of wgmmas stays in flight; 3xTF32 sums each k tile apart, see mainLoop).
+//
+// Tiles are K-major: A [BM][32] and B [BN][32] floats per stage, each 128-byte row stored in
+// the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), which is what the
+// descriptors' swizzle mode 1 reads and keeps the copies and the tensor cores' reads free of
+// bank conflicts. TF32 operands are read by the tensor cores as fp32 bit patterns whose low
+// 13 bits are ignored (truncation: measured rel. L2 error 7.7e-4 against 2.9e-4 for the
+// rounded operands of mma.sync; rounding in shared memory would cost a pass over each stage). 3xTF32 splits x into big = x with the low bits ignored and
+// small = x - big (exact), stored beside the stage rounded to TF32 (one add: the bits the
+// tensor cores read are then rounded to nearest); the products small*big + big*small +
+// big*big reach fp32 accuracy.
+//
+// The accumulators of consumer warp w (0 .. 4 * BM / 64 - 1) hold rows 16 w + g (+8) and,
+// for each n8 block i, columns 8 i + 2 t (+1) (g = lane / 4, t = lane % 4): the layout of
+// mma.sync m16n8 tiles, so the templates' epilogues serve both engines unchanged.
+//
+//===---------------------------------------------------------------------------------===//
+#pragma once
+
+#include "mma.cuh"
+
+namespace sinter {
+namespace sm90 {
+
+constexpr int kProducerThreads = 128;
+
+/// Float offset of element (r, k) in a K-major [rows][32] tile in the 128-byte swizzle.
+__device__ __forceinline__ int swizzled(int r, int k) {
+  return r * 32 + ((((k >> 2) ^ r) & 7) << 2) + (k & 3);
+}
+
+/// Matrix descriptor of a K-major tile in the 128-byte swizzle starting at shared address
+/// `addr` (1024-byte aligned, plus 32 bytes per k8 step): groups of 8 rows 1024 bytes apart.
+__device__ __forceinline__ unsigned long long descriptor(unsigned addr) {
+  return (unsigned long long)((addr & 0x3ffff) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) |
+         (1ull << 62);
+}
+
+__device__ __forceinline__ void mbarInit(unsigned bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbarArrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// Waits until the phase of parity `parity` of the barrier has completed.
+__device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n.reg .pred p;\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(bar), "r"(parity)
+                 : "memory");
+  } while (!done);
+}
+
+/// Orders this thread's ordinary shared-memory writes before later reads by the tensor cores.
+__device__ __forceinline__ void fenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// Barrier `id` (1..15) over `threads` threads (a multiple of 32).
+__device__ __forceinline__ void namedBarrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void wgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void wgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void wgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+
+// One wgmma per N: d (64 x N) = A (64 x 8) * B (N x 8) (+ d). Register lists written out.
+/// d (64 x 64, fp32) = A (64 x 8) * B (64 x 8) + (accumulate ? d : 0).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[8][4], unsigned long long descA,
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+/// d (64 x 128, fp32) = A (64 x 8) * B (128 x 8) + (accumulate ? d : 0).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[16][4], unsigned long long descA,
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+/// d (64 x 256, fp32) = A (64 x 8) * B (256 x 8) + (accumulate ? d : 0).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[32][4], unsigned long long descA,
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]),
+                 "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3]),
+                 "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]),
+                 "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]),
+                 "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]),
+                 "+f"(d[20][0]), "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]),
+                 "+f"(d[21][0]), "+f"(d[21][1]), "+f"(d[21][2]), "+f"(d[21][3]),
+                 "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]), "+f"(d[22][3]),
+                 "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3]),
+                 "+f"(d[24][0]), "+f"(d[24][1]), "+f"(d[24][2]), "+f"(d[24][3]),
+                 "+f"(d[25][0]), "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3]),
+                 "+f"(d[26][0]), "+f"(d[26][1]), "+f"(d[26][2]), "+f"(d[26][3]),
+                 "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]), "+f"(d[27][3]),
+                 "+f"(d[28][0]), "+f"(d[28][1]), "+f"(d[28][2]), "+f"(d[28][3]),
+                 "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3]),
+                 "+f"(d[30][0]), "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]),
+                 "+f"(d[31][0]), "+f"(d[31][1]), "+f"(d[31][2]), "+f"(d[31][3])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+/// Shared-memory plan of the engine: STAGES stages of A [BM][32] and B [BN][32] floats (and
+/// their small parts for 3xTF32), then the full and empty barriers.
+template <int BM, int BN, int STAGES, int MATH> struct Layout {
+  static constexpr int kRaw = (BM + BN) * 32;                           // floats
+  static constexpr int kStage = MATH == mma::kMathTf32x3 ? 2 * kRaw : kRaw; // floats
+  static constexpr int kBarriers = STAGES * kStage * 4;                  // byte offset
+  /// Dynamic shared memory to request: the stages, the barriers, 1 KiB for alignment.
+  static constexpr int kBytes = kBarriers + 2 * STAGES * 8 + 1024;
+};
+
+/// The 1024-byte aligned start of the engine's shared memory.
+__device__ __forceinline__ float *alignedBase(float *smem) {
+  const unsigned a = mma::smemAddr(smem);
+  return smem + (((a + 1023u) & ~1023u) - a) / 4;
+}
+
+/// The main loop over KTILES k tiles of 32. `load(kt, aTile, bTile, ptid)` is called by each
+/// producer thread (ptid 0..127) and issues that thread's cp.async copies of k tile kt into
+/// the swizzled tiles. Returns false in producer threads (they have nothing more to do);
+/// consumer threads return true with acc holding their rows (see the header).
+template <int BM, int BN, int KTILES, int STAGES, int MATH, class Load>
+__device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, int tid,
+                                         Load &&load) {
+  using L = Layout<BM, BN, STAGES, MATH>;
+  static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups of 64 rows");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma widths instantiated above");
+  static_assert(STAGES >= 2, "a ring needs two stages");
+  constexpr int kConsumers = BM / 64 * 128;
+  const unsigned smem0 = mma::smemAddr(base);
+  const unsigned fullBar = smem0 + L::kBarriers, emptyBar = fullBar + STAGES * 8;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      mbarInit(fullBar + s * 8, kProducerThreads);
+      mbarInit(emptyBar + s * 8, kConsumers);
+    }
+  }
+  __syncthreads();
+
+  // No setmaxnreg: with it ptxas 13.0 failed to allocate (C7600) even for 64 accumulators;
+  // the widest tile needs 154 registers, inside the 168 that 384 threads leave.
+  if (tid < kProducerThreads) {
+    // Ready stage kt % STAGES for the tensor cores: every producer's copies have landed;
+    // for 3xTF32 write the small parts.
+    auto publish = [&](int kt) {
+      const int s = kt % STAGES;
+      if constexpr (MATH == mma::kMathTf32x3) {
+        namedBarrier(1, kProducerThreads);
+        float4 *raw = reinterpret_cast<float4 *>(base + s * L::kStage);
+        float4 *small = raw + L::kRaw / 4;
+        for (int i = tid; i < L::kRaw / 4; i += kProducerThreads) {
+          const float4 v = raw[i];
+          auto part = [](float x) {
+            return __uint_as_float(
+                mma::toTf32Operand(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)));
+          };
+          small[i] = make_float4(part(v.x), part(v.y), part(v.z), part(v.w));
+        }
+      }
+      fenceProxyAsync();
+      mbarArrive(fullBar + s * 8);
+    };
+    // Tile kt - 1 is published after tile kt's copies are issued, so that they overlap.
+    // Waiting for stage kt's release needs tile kt - STAGES + 1 published: with two stages
+    // that is tile kt - 1 itself, which is then published first.
+    for (int kt = 0; kt < KTILES; ++kt) {
+      const int s = kt % STAGES;
+      if (kt >= STAGES) {
+        if constexpr (STAGES == 2) {
+          mma::cpAsyncWait<0>();
+          publish(kt - 1);
+        }
+        mbarWait(emptyBar + s * 8, (kt / STAGES - 1) & 1);
+      }
+      float *stage = base + s * L::kStage;
+      load(kt, stage, stage + BM * 32, tid);
+      mma::cpAsyncCommit();
+      if (kt > 0 && (STAGES > 2 || kt < STAGES)) {
+        mma::cpAsyncWait<1>();
+        publish(kt - 1);
+      }
+    }
+    mma::cpAsyncWait<0>();
+    publish(KTILES - 1);
+    return false;
+  }
+
+  const int wg = tid / 128 - 1;
+#pragma unroll
+  for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      acc[i][r] = 0.f;
+  for (int kt = 0; kt < KTILES; ++kt) {
+    const int s = kt % STAGES;
+    mbarWait(fullBar + s * 8, (kt / STAGES) & 1);
+    const unsigned a = smem0 + (s * L::kStage + wg * 64 * 32) * 4;
+    const unsigned b = smem0 + (s * L::kStage + BM * 32) * 4;
+    wgmmaFence();
+    if constexpr (MATH == mma::kMathTf32x3) {
+      // The tensor cores' fp32 accumulation drifts over a long K (rel. error 6e-5 at K 8192
+      // in one chain): each k tile is summed from zero, its 12 products into `part`, and
+      // added to acc with ordinary rounding. The other consumer warpgroup keeps the tensor
+      // cores busy while this one waits and adds.
+      constexpr unsigned kSmall = L::kRaw * 4;
+      float part[BN / 8][4];
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        wgmmaTf32(part, descriptor(a + kSmall + kk * 32), descriptor(b + kk * 32), kk > 0);
+        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(b + kSmall + kk * 32), 1);
+        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
+      }
+      wgmmaCommit();
+      wgmmaWait<0>();
+      mbarArrive(emptyBar + s * 8);
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          acc[i][r] += part[i][r];
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+        wgmmaTf32(acc, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
+      wgmmaCommit();
+      wgmmaWait<1>();
+      if (kt > 0)
+        mbarArrive(emptyBar + ((kt - 1) % STAGES) * 8);
+    }
+  }
+  wgmmaWait<0>();
+  return true;
+}
+
+} // namespace sm90
+} // namespace sinter
