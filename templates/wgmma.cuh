@@ -16,10 +16,12 @@
 // descriptors' swizzle mode 1 reads and keeps the copies and the tensor cores' reads free of
 // bank conflicts. TF32 operands are read by the tensor cores as fp32 bit patterns whose low
 // 13 bits are ignored (truncation: measured rel. L2 error 7.7e-4 against 2.9e-4 for the
-// rounded operands of mma.sync; rounding in shared memory would cost a pass over each stage). 3xTF32 splits x into big = x with the low bits ignored and
-// small = x - big (exact), stored beside the stage rounded to TF32 (one add: the bits the
-// tensor cores read are then rounded to nearest); the products small*big + big*small +
-// big*big reach fp32 accuracy.
+// rounded operands of mma.sync; rounding in shared memory would cost a pass over each
+// stage). 3xTF32 splits x into big = x with the low bits ignored and small = x - big
+// (exact), rounded to TF32 (smallPart); the products small*big + big*small + big*big reach
+// fp32 accuracy. B's small parts are stored beside the stage by the producer; A's are
+// formed by each consumer in registers (wgmma with A from registers), which halves the
+// producer's pass (measured: the pass cost 8192^3 3xTF32 69 -> 96 TFLOP/s when skipped).
 //
 // The accumulators of consumer warp w (0 .. 4 * BM / 64 - 1) hold rows 16 w + g (+8) and,
 // for each n8 block i, columns 8 i + 2 t (+1) (g = lane / 4, t = lane % 4): the layout of
@@ -38,6 +40,12 @@ constexpr int kProducerThreads = 128;
 /// Float offset of element (r, k) in a K-major [rows][32] tile in the 128-byte swizzle.
 __device__ __forceinline__ int swizzled(int r, int k) {
   return r * 32 + ((((k >> 2) ^ r) & 7) << 2) + (k & 3);
+}
+
+/// The 3xTF32 small part of x: x minus the TF32 value the tensor cores read from x (its low
+/// 13 bits dropped), exact in fp32, returned rounded to TF32 by one add (see mma.cuh).
+__device__ __forceinline__ float smallPart(float x) {
+  return __uint_as_float(mma::toTf32Operand(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)));
 }
 
 /// Matrix descriptor of a K-major tile in the 128-byte swizzle starting at shared address
@@ -90,6 +98,30 @@ template <int N> __device__ __forceinline__ void wgmmaWait() {
 
 
 // One wgmma per N: d (64 x N) = A (64 x 8) * B (N x 8) (+ d). Register lists written out.
+/// d (64 x 16, fp32) = A (64 x 8) * B (16 x 8) + (accumulate ? d : 0).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[2][4], unsigned long long descA,
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
+/// d (64 x 32, fp32) = A (64 x 8) * B (32 x 8) + (accumulate ? d : 0).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[4][4], unsigned long long descA,
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+               : "l"(descA), "l"(descB), "r"(accumulate));
+}
+
 /// d (64 x 64, fp32) = A (64 x 8) * B (64 x 8) + (accumulate ? d : 0).
 __device__ __forceinline__ void wgmmaTf32(float (&d)[8][4], unsigned long long descA,
                                           unsigned long long descB, int accumulate) {
@@ -173,11 +205,115 @@ __device__ __forceinline__ void wgmmaTf32(float (&d)[32][4], unsigned long long 
                : "l"(descA), "l"(descB), "r"(accumulate));
 }
 
+// The same with A from registers: thread (warp w of the warpgroup, g = lane / 4, t = lane % 4)
+// holds A rows 16 w + g (a0, a2) and 16 w + g + 8 (a1, a3) at k = t (a0, a1) and t + 4 (a2, a3).
+__device__ __forceinline__ void wgmmaTf32(float (&d)[2][4], const unsigned (&a)[4],
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmmaTf32(float (&d)[4][4], const unsigned (&a)[4],
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmmaTf32(float (&d)[8][4], const unsigned (&a)[4],
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmmaTf32(float (&d)[16][4], const unsigned (&a)[4],
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
+}
+
+__device__ __forceinline__ void wgmmaTf32(float (&d)[32][4], const unsigned (&a)[4],
+                                          unsigned long long descB, int accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
+                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
+                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
+                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),
+                 "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]),
+                 "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
+                 "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]),
+                 "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]),
+                 "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]),
+                 "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]),
+                 "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]),
+                 "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]),
+                 "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]),
+                 "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),
+                 "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]),
+                 "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]),
+                 "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3]),
+                 "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]),
+                 "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]),
+                 "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]),
+                 "+f"(d[20][0]), "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]),
+                 "+f"(d[21][0]), "+f"(d[21][1]), "+f"(d[21][2]), "+f"(d[21][3]),
+                 "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]), "+f"(d[22][3]),
+                 "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3]),
+                 "+f"(d[24][0]), "+f"(d[24][1]), "+f"(d[24][2]), "+f"(d[24][3]),
+                 "+f"(d[25][0]), "+f"(d[25][1]), "+f"(d[25][2]), "+f"(d[25][3]),
+                 "+f"(d[26][0]), "+f"(d[26][1]), "+f"(d[26][2]), "+f"(d[26][3]),
+                 "+f"(d[27][0]), "+f"(d[27][1]), "+f"(d[27][2]), "+f"(d[27][3]),
+                 "+f"(d[28][0]), "+f"(d[28][1]), "+f"(d[28][2]), "+f"(d[28][3]),
+                 "+f"(d[29][0]), "+f"(d[29][1]), "+f"(d[29][2]), "+f"(d[29][3]),
+                 "+f"(d[30][0]), "+f"(d[30][1]), "+f"(d[30][2]), "+f"(d[30][3]),
+                 "+f"(d[31][0]), "+f"(d[31][1]), "+f"(d[31][2]), "+f"(d[31][3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
+}
+
 /// Shared-memory plan of the engine: STAGES stages of A [BM][32] and B [BN][32] floats (and
-/// their small parts for 3xTF32), then the full and empty barriers.
+/// for 3xTF32 B's small parts [BN][32]), then the full and empty barriers.
 template <int BM, int BN, int STAGES, int MATH> struct Layout {
-  static constexpr int kRaw = (BM + BN) * 32;                           // floats
-  static constexpr int kStage = MATH == mma::kMathTf32x3 ? 2 * kRaw : kRaw; // floats
+  static constexpr int kRaw = (BM + BN) * 32; // floats
+  static constexpr int kStage = MATH == mma::kMathTf32x3 ? kRaw + BN * 32 : kRaw; // floats
   static constexpr int kBarriers = STAGES * kStage * 4;                  // byte offset
   /// Dynamic shared memory to request: the stages, the barriers, 1 KiB for alignment.
   static constexpr int kBytes = kBarriers + 2 * STAGES * 8 + 1024;
@@ -198,7 +334,8 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
                                          Load &&load) {
   using L = Layout<BM, BN, STAGES, MATH>;
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups of 64 rows");
-  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma widths instantiated above");
+  static_assert(BN == 16 || BN == 32 || BN == 64 || BN == 128 || BN == 256,
+                "wgmma widths instantiated above");
   static_assert(STAGES >= 2, "a ring needs two stages");
   constexpr int kConsumers = BM / 64 * 128;
   const unsigned smem0 = mma::smemAddr(base);
@@ -221,15 +358,11 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
       const int s = kt % STAGES;
       if constexpr (MATH == mma::kMathTf32x3) {
         namedBarrier(1, kProducerThreads);
-        float4 *raw = reinterpret_cast<float4 *>(base + s * L::kStage);
-        float4 *small = raw + L::kRaw / 4;
-        for (int i = tid; i < L::kRaw / 4; i += kProducerThreads) {
+        const float4 *raw = reinterpret_cast<const float4 *>(base + s * L::kStage + BM * 32);
+        float4 *small = reinterpret_cast<float4 *>(base + s * L::kStage + L::kRaw);
+        for (int i = tid; i < BN * 32 / 4; i += kProducerThreads) {
           const float4 v = raw[i];
-          auto part = [](float x) {
-            return __uint_as_float(
-                mma::toTf32Operand(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)));
-          };
-          small[i] = make_float4(part(v.x), part(v.y), part(v.z), part(v.w));
+          small[i] = make_float4(smallPart(v.x), smallPart(v.y), smallPart(v.z), smallPart(v.w));
         }
       }
       fenceProxyAsync();
@@ -271,18 +404,31 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
     mbarWait(fullBar + s * 8, (kt / STAGES) & 1);
     const unsigned a = smem0 + (s * L::kStage + wg * 64 * 32) * 4;
     const unsigned b = smem0 + (s * L::kStage + BM * 32) * 4;
-    wgmmaFence();
     if constexpr (MATH == mma::kMathTf32x3) {
+      // A's small parts are formed in registers from the stage (the producer forms only B's):
+      // thread (w, g, t) reads its fragment rows 16 w + g (+8), k = 8 kk + t (+4).
+      const float *aTile = base + s * L::kStage + wg * 64 * 32;
+      const int lane = tid & 31, row = (tid / 32 % 4) * 16 + lane / 4, t = lane % 4;
+      unsigned aSmall[4][4];
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        const int k = kk * 8 + t;
+        aSmall[kk][0] = __float_as_uint(smallPart(aTile[swizzled(row, k)]));
+        aSmall[kk][1] = __float_as_uint(smallPart(aTile[swizzled(row + 8, k)]));
+        aSmall[kk][2] = __float_as_uint(smallPart(aTile[swizzled(row, k + 4)]));
+        aSmall[kk][3] = __float_as_uint(smallPart(aTile[swizzled(row + 8, k + 4)]));
+      }
       // The tensor cores' fp32 accumulation drifts over a long K (rel. error 6e-5 at K 8192
       // in one chain): each k tile is summed from zero, its 12 products into `part`, and
       // added to acc with ordinary rounding. The other consumer warpgroup keeps the tensor
       // cores busy while this one waits and adds.
-      constexpr unsigned kSmall = L::kRaw * 4;
+      const unsigned bSmall = smem0 + (s * L::kStage + L::kRaw) * 4;
       float part[BN / 8][4];
+      wgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
-        wgmmaTf32(part, descriptor(a + kSmall + kk * 32), descriptor(b + kk * 32), kk > 0);
-        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(b + kSmall + kk * 32), 1);
+        wgmmaTf32(part, aSmall[kk], descriptor(b + kk * 32), kk > 0);
+        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(bSmall + kk * 32), 1);
         wgmmaTf32(part, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
       }
       wgmmaCommit();
@@ -294,6 +440,7 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
         for (int r = 0; r < 4; ++r)
           acc[i][r] += part[i][r];
     } else {
+      wgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk)
         wgmmaTf32(acc, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
