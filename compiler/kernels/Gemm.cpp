@@ -105,6 +105,9 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
     const GemmTile &t = c.tile;
     if (s.normGroupCols > 0 && t.bn % s.normGroupCols != 0)
       continue;
+    // The norm tail's registers beside 128 accumulators spill (264 bytes at 168 registers).
+    if (s.normGroupCols > 0 && t.bn * t.bm / 128 > 128)
+      continue;
     int64_t blocks = (s.M + t.bm - 1) / t.bm * ((s.N + t.bn - 1) / t.bn) * batch;
     int64_t waves = (blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks);
     double cost = double(waves) * t.minBlocks * t.bm * t.bn / c.efficiency;
