@@ -103,9 +103,9 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
                        const std::map<int, int> &slots) {
   if (!igemm)
     return b.launch(emitConvDirect(s), gi, role, s.math, slots);
-  // Convolutions stay on mma.sync on every arch: on the wgmma engine (ConvSpec::wgmma) the
-  // 4-byte im2col gathers of its one producer warpgroup bound them, measured slower on the
-  // H200 (S0's conv 3.18 vs 2.62 ms, Conv2d 32->64 1.30 vs 1.21 ms; docs/kernels-tensorcore.md).
+  // Convolutions stay on mma.sync on every arch: run by the wgmma engine's producer
+  // warpgroup, the 4-byte im2col gathers bound them and they measured slower on the H200
+  // (docs/kernels-tensorcore.md, "wgmma engine").
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));

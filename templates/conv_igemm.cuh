@@ -28,27 +28,18 @@
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
-// registers must allow), kMath, kEngine; struct Epilogue.
-//
-// kEngine 1 runs the tile on the sm_90a wgmma engine (wgmma.cuh): the same loaders, run by
-// its producer warpgroup into the swizzled stages, and the same epilogue, run by the consumer
-// warpgroups laid out as kWarpsM = kBM / 16 warps of one column span.
+// registers must allow), kMath; struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
 #include "mma.cuh"
-#include "wgmma.cuh"
 
 namespace conv_igemm {
 
 using sinter::i64;
 
-constexpr bool kWgmma = cfg::kEngine == 1;
-// Threads holding accumulators (the epilogue's), all threads, and the threads that copy.
 constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
-constexpr int kBlockThreads = kThreads + (kWgmma ? sinter::sm90::kProducerThreads : 0);
-constexpr int kLoadThreads = kWgmma ? sinter::sm90::kProducerThreads : kThreads;
 constexpr int kCinG = cfg::kCin / cfg::kGroups;
 constexpr int kCoutG = cfg::kCout / cfg::kGroups;
 constexpr int kInHW = cfg::kInH * cfg::kInW;
@@ -79,13 +70,11 @@ constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
 constexpr bool kTwoLevel = cfg::kMath == sinter::mma::kMathTf32x3;
 
 // A loader: each warp copies 8 rows x 4 k per instruction; a thread keeps kARows rows.
-constexpr int kARows = cfg::kBM / (8 * (kLoadThreads / 32));
-static_assert(kARows >= 1 && cfg::kBM % (8 * (kLoadThreads / 32)) == 0,
+constexpr int kARows = cfg::kBM / (8 * (kThreads / 32));
+static_assert(kARows >= 1 && cfg::kBM % (8 * (kThreads / 32)) == 0,
               "A loader: whole groups of 8 rows per warp");
 static_assert(cfg::kBK % 4 == 0, "A loader: 4 k per row per instruction");
-static_assert(kLoadThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
-static_assert(!kWgmma || (cfg::kBK == 32 && cfg::kWarpsM * 16 == cfg::kBM && cfg::kWarpsN == 1),
-              "wgmma engine: k tiles of 32, warps of 16 rows");
+static_assert(kThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");
 static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
@@ -226,53 +215,28 @@ __device__ __forceinline__ void warpStep(float (&acc)[kMI][kNI][4], const float 
   }
 }
 
-/// Offsets of element (row, k) in a stage's A tile and (n, k) in its B tile.
-__device__ __forceinline__ int aIndex(int row, int k) {
-  if constexpr (kWgmma)
-    return sinter::sm90::swizzled(row, k);
-  else
-    return row * kAStride + k;
-}
-__device__ __forceinline__ int bIndex(int n, int k) {
-  if constexpr (kWgmma)
-    return sinter::sm90::swizzled(n, k);
-  else
-    return n * kBStride + k;
-}
+} // namespace conv_igemm
 
-using Engine = sinter::sm90::Layout<cfg::kBM, cfg::kBN, cfg::kStages, cfg::kMath>;
-
-/// The k table: after the pipeline stages (and the wgmma engine's barriers).
-__device__ __forceinline__ float *kTableBase(float *smem) {
-  if constexpr (kWgmma)
-    return sinter::sm90::alignedBase(smem) + Engine::kBarriers / 4 + 4 * cfg::kStages;
-  else
-    return smem + cfg::kStages * (kAStage + kBStage);
-}
-
-/// Barrier over the threads that hold accumulators.
-__device__ __forceinline__ void mathSync() {
-  if constexpr (kWgmma)
-    sinter::sm90::namedBarrier(2, kThreads);
-  else
-    __syncthreads();
-}
-
-/// Computes the block's tile with engine E (cfg::kEngine). Returns false in threads that hold
-/// no accumulators (the wgmma producer); the others get their rows in acc and in tid their
-/// index among the accumulator threads.
-template <int E>
-__device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *smem,
-                                            const float *x, const float *w, i64 m0, int n0,
-                                            int grp, int &tid) {
+extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace conv_igemm;
   namespace mma = sinter::mma;
-  const int lane = tid & 31, warp = tid >> 5;
+  extern __shared__ __align__(16) float smem[];
+  float *As = smem;
+  float *Bs = smem + cfg::kStages * kAStage;
+
+  const float *x = sinter::slot<const float>(b, 0);
+  const float *w = sinter::slot<const float>(b, 1);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const i64 m0 = (i64)blockIdx.x * cfg::kBM;
+  const int n0 = blockIdx.y * cfg::kBN;
+  const int grp = blockIdx.z;
 
   // ---- A loader state: lane l of warp wp copies rows (l % 8) + 8 * (wp + warps * r),
   // r < kARows, at k = l / 8 + 4 j. Per row: which taps fall inside the input (one bit per
   // tap when the kernel has at most 31 taps, else one mask per dimension) and the input
   // position the taps are relative to.
-  constexpr int kWarps = kLoadThreads / 32;
+  constexpr int kWarps = kThreads / 32;
   const int aK0 = lane >> 3;
   const float *aBase[kARows];
   unsigned maskD[kARows], maskH[kARows], maskW[kARows], maskTap[kARows];
@@ -305,8 +269,8 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
   }
   // Per reduction index k: the input offset relative to aBase and which tap it is, built
   // once per block so that the K loop does no division.
-  int2 *kTable = reinterpret_cast<int2 *>(kTableBase(smem));
-  for (int k = tid; k < kKTiles * cfg::kBK; k += kBlockThreads) {
+  int2 *kTable = reinterpret_cast<int2 *>(smem + cfg::kStages * (kAStage + kBStage));
+  for (int k = tid; k < kKTiles * cfg::kBK; k += kThreads) {
     const int ci = k / kKVol, tap = k - ci * kKVol;
     const int kd = tap / kKHW, kh = (tap / cfg::kKW) % cfg::kKH, kw = tap % cfg::kKW;
     const int off = ci * (int)kInVol +
@@ -322,14 +286,16 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
   // ---- B loader state: this thread loads k column bK of the tile, rows n = bN0 + pass.
   const int bK = tid % cfg::kBK;
   const int bN0 = tid / cfg::kBK;
-  constexpr int kBPass = kLoadThreads / cfg::kBK;
+  constexpr int kBPass = kThreads / cfg::kBK;
 
   // Part q of kSteps of a stage's copies: the main loop issues one part before each k8 slice
   // so that the loader's address arithmetic and copies interleave with the mma instructions
   // (with two warps per scheduler, a burst of copies before the slices left the tensor pipe
   // idle).
   constexpr int kSteps = cfg::kBK / 8;
-  auto loadPart = [&](int kt, float *as, float *bs, int q) {
+  auto loadPart = [&](int kt, int stage, int q) {
+    float *as = As + stage * kAStage;
+    float *bs = Bs + stage * kBStage;
     const int kb = kt * cfg::kBK;
     constexpr int kJ = cfg::kBK / 4, kP = cfg::kBN / kBPass;
 #pragma unroll
@@ -345,7 +311,7 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
           ok = e.y != 31 && ((maskD[r] >> (e.y & 255)) & (maskH[r] >> ((e.y >> 8) & 255)) &
                              (maskW[r] >> (e.y >> 16)) & 1u);
         const int row = (lane & 7) + 8 * (warp + kWarps * r);
-        mma::cpAsync4(as + aIndex(row, kr), ok ? aBase[r] + e.x : x, ok);
+        mma::cpAsync4(as + row * kAStride + kr, ok ? aBase[r] + e.x : x, ok);
       }
     }
     const int k = kb + bK;
@@ -363,32 +329,18 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
       const int nr = bN0 + p * kBPass;
       const int n = n0 + nr;
       const bool ok = kOk && n < kCoutG;
-      mma::cpAsync4(bs + bIndex(nr, bK), ok ? w + wOff + (i64)n * kNStep : w, ok);
+      mma::cpAsync4(bs + nr * kBStride + bK, ok ? w + wOff + (i64)n * kNStep : w, ok);
     }
   };
 
-  if constexpr (E == 1) {
-    auto load = [&](int kt, float *as, float *bs, int) {
+  float acc[kMI][kNI][4];
 #pragma unroll
-      for (int q = 0; q < kSteps; ++q)
-        loadPart(kt, as, bs, q);
-    };
-    // The template arguments depend on E so that sm_80 builds never instantiate the engine.
-    if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath>(
-            acc[0], sinter::sm90::alignedBase(smem), tid, load))
-      return false;
-    tid -= sinter::sm90::kProducerThreads;
-    return true;
-  } else {
-    float *As = smem;
-    float *Bs = smem + cfg::kStages * kAStage;
+  for (int i = 0; i < kMI; ++i)
 #pragma unroll
-    for (int i = 0; i < kMI; ++i)
+    for (int j = 0; j < kNI; ++j)
 #pragma unroll
-      for (int j = 0; j < kNI; ++j)
-#pragma unroll
-        for (int r = 0; r < 4; ++r)
-          acc[i][j][r] = 0.f;
+      for (int r = 0; r < 4; ++r)
+        acc[i][j][r] = 0.f;
 
   const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
   const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
@@ -398,7 +350,7 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
     if (s < kKTiles) {
 #pragma unroll
       for (int q = 0; q < kSteps; ++q)
-        loadPart(s, As + s * kAStage, Bs + s * kBStage, q);
+        loadPart(s, s, q);
     }
     mma::cpAsyncCommit();
   }
@@ -423,7 +375,7 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
 #pragma unroll
       for (int q = 0; q < kSteps; ++q) {
         if (load)
-          loadPart(next, As + ns * kAStage, Bs + ns * kBStage, q);
+          loadPart(next, ns, q);
         warpStep<cfg::kMath>(part, as, bs, lane, q * 8);
       }
 #pragma unroll
@@ -437,7 +389,7 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
 #pragma unroll
       for (int q = 0; q < kSteps; ++q) {
         if (load)
-          loadPart(next, As + ns * kAStage, Bs + ns * kBStage, q);
+          loadPart(next, ns, q);
         warpStep<cfg::kMath>(acc, as, bs, lane, q * 8);
       }
     }
@@ -445,30 +397,6 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
   }
   mma::cpAsyncWait<0>();
   __syncthreads();
-  return true;
-
-  }
-}
-
-} // namespace conv_igemm
-
-extern "C" __global__ void __launch_bounds__(conv_igemm::kBlockThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b) {
-  using namespace conv_igemm;
-  extern __shared__ __align__(16) float smem[];
-  const float *x = sinter::slot<const float>(b, 0);
-  const float *w = sinter::slot<const float>(b, 1);
-  const i64 m0 = (i64)blockIdx.x * cfg::kBM;
-  const int n0 = blockIdx.y * cfg::kBN;
-  const int grp = blockIdx.z;
-
-  float acc[kMI][kNI][4];
-  int tid = threadIdx.x;
-  if (!computeTile<cfg::kEngine>(acc, smem, x, w, m0, n0, grp, tid))
-    return;
-  const int lane = tid & 31, warp = tid >> 5;
-  const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
-  const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
 
   // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
   const int g = lane >> 2, t = lane & 3;
@@ -524,10 +452,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kBlockThreads, cfg::kMi
     if (!oneImage)
       return;
     // Reduce over the 8 row lanes (g) of the warp, then over the warps along M in shared
-    // memory (the pipeline buffers are free once every warp is past its main loop), then one
-    // atomic per column per block.
-    if constexpr (kWgmma)
-      mathSync();
+    // memory (the pipeline buffers are free now), then one atomic per column per block.
     double *red = reinterpret_cast<double *>(smem);
 #pragma unroll
     for (int ni = 0; ni < kNI; ++ni)
@@ -546,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kBlockThreads, cfg::kMi
           red[(wmI * cfg::kBN + col) * 2 + 1] = q;
         }
       }
-    mathSync();
+    __syncthreads();
     const int nb = (int)(m0 / kOutVol);
     for (int col = tid; col < cfg::kBN; col += kThreads) {
       const int cl = n0 + col;

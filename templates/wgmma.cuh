@@ -1,9 +1,9 @@
 //===- templates/wgmma.cuh - Hopper tensor-core engine: wgmma fed by a copy warpgroup --===//
 //
-// The sm_90a main loop shared by the tensor-core templates (gemm.cuh, conv_igemm.cuh when
-// cfg::kEngine is 1). A block has one producer warpgroup and BM / 64 consumer warpgroups.
-// The producer fills a ring of shared-memory stages with the template's own loader
-// (cp.async, so that gathers such as a convolution's im2col need no tensor map), waits for
+// The sm_90a main loop of the tensor-core templates (gemm.cuh when cfg::kEngine is 1). A
+// block has one producer warpgroup and BM / 64 consumer warpgroups. The producer fills a
+// ring of shared-memory stages with the template's own loader (cp.async, so that gathers
+// such as a convolution's im2col would need no tensor map), waits for
 // its copies, prepares the stage for 3xTF32 (below), makes the writes visible to the tensor
 // cores' proxy and signals the stage's `full` mbarrier. Each consumer warpgroup multiplies
 // its 64 rows of A by the whole B tile with wgmma.mma_async (operands read straight from
@@ -98,30 +98,6 @@ template <int N> __device__ __forceinline__ void wgmmaWait() {
 
 
 // One wgmma per N: d (64 x N) = A (64 x 8) * B (N x 8) (+ d). Register lists written out.
-/// d (64 x 16, fp32) = A (64 x 8) * B (16 x 8) + (accumulate ? d : 0).
-__device__ __forceinline__ void wgmmaTf32(float (&d)[2][4], unsigned long long descA,
-                                          unsigned long long descB, int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
-               : "l"(descA), "l"(descB), "r"(accumulate));
-}
-
-/// d (64 x 32, fp32) = A (64 x 8) * B (32 x 8) + (accumulate ? d : 0).
-__device__ __forceinline__ void wgmmaTf32(float (&d)[4][4], unsigned long long descA,
-                                          unsigned long long descB, int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-               : "l"(descA), "l"(descB), "r"(accumulate));
-}
-
 /// d (64 x 64, fp32) = A (64 x 8) * B (64 x 8) + (accumulate ? d : 0).
 __device__ __forceinline__ void wgmmaTf32(float (&d)[8][4], unsigned long long descA,
                                           unsigned long long descB, int accumulate) {
@@ -207,28 +183,6 @@ __device__ __forceinline__ void wgmmaTf32(float (&d)[32][4], unsigned long long 
 
 // The same with A from registers: thread (warp w of the warpgroup, g = lane / 4, t = lane % 4)
 // holds A rows 16 w + g (a0, a2) and 16 w + g + 8 (a1, a3) at k = t (a0, a1) and t + 4 (a2, a3).
-__device__ __forceinline__ void wgmmaTf32(float (&d)[2][4], const unsigned (&a)[4],
-                                          unsigned long long descB, int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmmaTf32(float (&d)[4][4], const unsigned (&a)[4],
-                                          unsigned long long descB, int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
-               : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]),
-                 "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]),
-                 "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-                 "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));
-}
-
 __device__ __forceinline__ void wgmmaTf32(float (&d)[8][4], const unsigned (&a)[4],
                                           unsigned long long descB, int accumulate) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
@@ -334,8 +288,7 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
                                          Load &&load) {
   using L = Layout<BM, BN, STAGES, MATH>;
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups of 64 rows");
-  static_assert(BN == 16 || BN == 32 || BN == 64 || BN == 128 || BN == 256,
-                "wgmma widths instantiated above");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma widths instantiated above");
   static_assert(STAGES >= 2, "a ring needs two stages");
   constexpr int kConsumers = BM / 64 * 128;
   const unsigned smem0 = mma::smemAddr(base);

@@ -5,7 +5,7 @@
 // block tile for each kernel's shape and writes the prologues. The tile is 128 or 256 rows
 // (output positions) by up to 128 output channels with a 32-deep k step and eight warps;
 // narrower channel counts get narrower tiles so that no block spends its tensor cores on
-// padding. On sm_90a the tiles run on the wgmma engine (chooseWgmmaTile).
+// padding.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvIgemm.h"
@@ -44,22 +44,6 @@ ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
   // warp tiles: one A and one B ldmatrix.x4 per two mma), so that the smallest groups the
   // planner sends here (16 channels) waste no mma columns on padding.
   return {128, 16, 32, 8, 1, 4, 1};
-}
-
-/// The wgmma engine's tile: 128 rows (64 with two blocks per SM when the rows would not fill
-/// the machine twice), the narrowest wgmma width that holds the group's channels (256 at
-/// most in TF32, 128 in 3xTF32, whose stages also hold the small parts), and as many stages
-/// as shared memory allows (emitKernel trims them to fit the k table).
-ConvTile chooseWgmmaTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
-  const bool x3 = tensorCoreMathConstant(math) == 2;
-  int bn = 16;
-  while (bn < coutPerGroup && bn < (x3 ? 128 : 256))
-    bn *= 2;
-  // Two blocks per SM leave 128 registers a thread: too few for 3xTF32's second accumulator
-  // set at 128 columns.
-  const bool small = rows < int64_t(128) * 132 * 2 && !(x3 && bn >= 128);
-  const int bm = small ? 64 : 128;
-  return {bm, bn, 32, bm / 16, 1, 6, small ? 2 : 1, true};
 }
 
 int64_t volume(const std::array<int64_t, 3> &a) { return a[0] * a[1] * a[2]; }
@@ -110,32 +94,20 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                                         const std::string &name, ConvTile tile) {
   const int64_t coutG = s.Cout / s.groups, cinG = s.Cin / s.groups;
   const int threads = 32 * tile.warpsM * tile.warpsN;
-  const int loadThreads = tile.wgmma ? 128 : threads;
-  auto tileName = [&] {
-    return std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" + std::to_string(tile.bk);
-  };
   // A loader: each warp copies groups of 8 rows; B loader: whole k rows per pass.
   if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
-      tile.bm % (8 * (loadThreads / 32)) || loadThreads % tile.bk ||
-      tile.bn % (loadThreads / tile.bk) || tile.stages < 2)
-    return makeError(name + ": conv_igemm tile " + tileName() + " does not fit its warps");
-  const bool x3 = tensorCoreMathConstant(s.math) == 2;
-  if (tile.wgmma && (!s.wgmma || (tile.bm != 64 && tile.bm != 128) || tile.bk != 32 ||
-                     tile.warpsM != tile.bm / 16 || tile.warpsN != 1 ||
-                     (tile.bn != 16 && tile.bn != 32 && tile.bn != 64 && tile.bn != 128 &&
-                      tile.bn != 256)))
-    return makeError(name + ": wgmma tile " + tileName() + " is not one the engine runs (or "
-                            "the target has no wgmma)");
+      tile.bm % (8 * (threads / 32)) || threads % tile.bk || tile.bn % (threads / tile.bk) ||
+      tile.stages < 2)
+    return makeError(name + ": conv_igemm tile " + std::to_string(tile.bm) + "x" +
+                     std::to_string(tile.bn) + "x" + std::to_string(tile.bk) +
+                     " does not fit its warps");
   // Shared memory: the pipeline stages plus the k table (8 bytes per reduction index).
   // Deep reductions give up stages before they give up the table.
   const int64_t kPadded = (cinG * volume(shape.kernel) + tile.bk - 1) / tile.bk * tile.bk;
   auto smemBytes = [&](int stages) {
-    if (tile.wgmma) // wgmma.cuh's Layout: swizzled stages (B's small parts too), barriers, 1 KiB
-      return int64_t(stages) * (tile.bm + tile.bn * (x3 ? 2 : 1)) * 128 + 16 * stages + 1024 +
-             kPadded * 8;
     return int64_t(stages) * (tile.bm + tile.bn) * (tile.bk + 4) * 4 + kPadded * 8;
   };
-  const int64_t kSmemLimit = 227 * 1024 / tile.minBlocks;
+  constexpr int64_t kSmemLimit = 227 * 1024;
   while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
     --tile.stages;
   if (smemBytes(tile.stages) > kSmemLimit)
@@ -178,7 +150,6 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
   w.constant("kMath", tensorCoreMathConstant(s.math));
-  w.constant("kEngine", tile.wgmma ? 1 : 0);
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -188,12 +159,12 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   const int64_t outVol = volume(shape.out), rows = s.N * outVol, taps = volume(shape.kernel);
   k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
                    unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
-  k.launch.block = {unsigned(threads + (tile.wgmma ? 128 : 0)), 1, 1};
+  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
   k.launch.sharedBytes = unsigned(smemBytes(tile.stages));
-  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + tileName() + ", " +
-                 (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
-                             : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
-                 ", " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
+                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " +
+                 std::to_string(tile.warpsM * tile.warpsN) + " warps, " +
+                 std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
   k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps +
@@ -228,10 +199,7 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   for (size_t i = 0; i < shapes.size(); ++i) {
     const KernelShape &shape = shapes[i];
     std::string name = shapes.size() == 1 ? s.kernelName : s.kernelName + "_p" + std::to_string(i);
-    const int64_t rows = s.N * volume(shape.out);
-    ConvTile t = tile       ? *tile
-                 : s.wgmma ? chooseWgmmaTile(s.Cout / s.groups, rows, s.math)
-                           : chooseTile(s.Cout / s.groups, rows, s.math);
+    ConvTile t = tile ? *tile : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math);
     auto k = emitKernel(s, shape, name, t);
     if (!k)
       return k.takeError();

@@ -43,9 +43,6 @@ int64_t convIgemmMeanReduction(const ConvSpec &s);
 struct ConvIgemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 4;
   int minBlocks = 1; ///< blocks per SM the register budget must allow
-  /// Run on the sm_90a wgmma engine (templates/wgmma.cuh): bk 32, bm 64 or 128 with
-  /// warpsM = bm / 16 and warpsN = 1, bn 16, 32, 64, 128 or 256, plus a producer warpgroup.
-  bool wgmma = false;
 };
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),

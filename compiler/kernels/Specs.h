@@ -30,8 +30,6 @@ struct ConvSpec {
   int64_t N = 1, Cin = 1, Cout = 1, groups = 1;
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
   std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
-  /// The target has sm_90a's wgmma: emitConvIgemm runs the tiles on the Hopper engine.
-  bool wgmma = false;
   bool hasBias = false;
   MathMode math = MathMode::Ffma;
   /// Applied to (accumulator + bias) at each output element (Emit.h: anchor epilogue).

@@ -275,21 +275,6 @@ TEST_P(ConvCompile, NvrtcSm90aAndSm80) {
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, ConvCompile, ::testing::Range(size_t(0), convCases().size()));
 
-// Every conv case on the wgmma engine (the tile chosen for sm_90a) compiles for sm_90a.
-class WgmmaConvCompile : public ::testing::TestWithParam<size_t> {};
-TEST_P(WgmmaConvCompile, NvrtcSm90a) {
-  ConvCase c = convCases()[GetParam()];
-  c.spec.wgmma = true;
-  auto ks = emitConvIgemm(c.spec);
-  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  for (const KernelSource &k : *ks) {
-    EXPECT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.tileConfig;
-    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
-  }
-}
-INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
-                         ::testing::Range(size_t(0), convCases().size()));
-
 class GemmCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
   GemmCase g = gemmCases()[GetParam()];
@@ -383,15 +368,6 @@ TEST(Dump, ForGpuHarness) {
         c.spec.kernelName += "_v" + std::to_string(v + 1);
         convs.push_back(c);
       }
-  // Every conv case also runs on the wgmma engine (name suffix _wg).
-  for (size_t i = 0, e = convs.size(); i < e; ++i) {
-    if (convs[i].spec.kernelName.find("_v") != std::string::npos)
-      continue;
-    ConvCase c = convs[i];
-    c.spec.wgmma = true;
-    c.spec.kernelName += "_wg";
-    convs.push_back(c);
-  }
   std::vector<GemmCase> gemms = gemmCases();
   for (size_t i = 0, e = gemms.size(); i < e; ++i)
     if (gemms[i].bench)
