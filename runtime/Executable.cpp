@@ -47,7 +47,7 @@ std::string describe(const BufferSpec &b) {
   return std::string(bufferKindName(b.kind)) + " '" + b.name + "' (" + b.type.str() + ")";
 }
 
-/// `last` of a workspace no run has used yet.
+/// `lastStream` of a workspace that no run has used yet.
 constexpr uint64_t kNoStream = ~uint64_t(0);
 
 /// An identity for `stream` that two different streams never share. The driver's stream id
@@ -243,8 +243,8 @@ llvm::Expected<Executable::Workspace *> Executable::acquireWorkspace(CUstream st
     if (finished == CUDA_SUCCESS)
       pick = &ws;
     else if (finished != CUDA_ERROR_NOT_READY)
-      return cuCheck(finished, "checking whether an earlier run of '" + plan_.graphName +
-                                   "' has finished");
+      return cuCheck(finished,
+                     "checking whether an earlier run of '" + plan_.graphName + "' has finished");
   }
   if (!pick) {
     auto ws = newWorkspace();
@@ -367,10 +367,10 @@ llvm::Error Executable::runCaptured(const Bindings &bindings, CUstream stream) {
   llvm::Error result = resolve(bindings, workspace, addr);
   if (!result)
     result = enqueue(addr, stream);
-  return llvm::joinErrors(std::move(result),
-                          cuCheck(api.cuMemFreeAsync(workspace, stream),
-                                  "freeing the workspace of '" + plan_.graphName +
-                                      "' inside a stream capture"));
+  return llvm::joinErrors(
+      std::move(result),
+      cuCheck(api.cuMemFreeAsync(workspace, stream),
+              "freeing the workspace of '" + plan_.graphName + "' inside a stream capture"));
 }
 
 llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream stream) {

@@ -114,9 +114,9 @@ private:
   int64_t workspaceBytes_ = 0;
   std::vector<int64_t> workspaceOffset_; ///< per buffer; -1 unless allocated workspace
 
-  mutable std::mutex mutex_; ///< guards everything below
+  mutable std::mutex mutex_;                           ///< guards everything below
   std::vector<std::unique_ptr<Workspace>> workspaces_; ///< for run(); never shrinks
-  std::unique_ptr<Workspace> graphWorkspace_;           ///< for the captured graph
+  std::unique_ptr<Workspace> graphWorkspace_;          ///< for the captured graph
   CUgraphExec graphExec_ = nullptr;
 };
 

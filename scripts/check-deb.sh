@@ -13,6 +13,7 @@ fail() { echo "check-deb: $*" >&2; exit 1; }
 
 rm -rf "$work"
 mkdir -p "$work"
+work="$(cd "$work" && pwd)"
 deb="$("$root/scripts/package-deb.sh" "$build" "$work")"
 version="$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")"
 [ "$(basename "$deb")" = "sinter_${version}_amd64.deb" ] || fail "unexpected file name $deb"

@@ -9,12 +9,13 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-${BUILD_DIR:-$root/build}}" && pwd)"
 work="${2:-$build/install-check}"
-prefix="$work/prefix"
-consumer="$work/consumer"
 fail() { echo "check-install: $*" >&2; exit 1; }
 
-rm -rf "$prefix" "$consumer"
 mkdir -p "$work"
+work="$(cd "$work" && pwd)"
+prefix="$work/prefix"
+consumer="$work/consumer"
+rm -rf "$prefix" "$consumer"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || {
   cat "$work/install.log" >&2
   fail "cmake --install $build failed"
@@ -45,10 +46,15 @@ cmake --build "$consumer" >"$work/build.log" 2>&1 || {
   cat "$work/build.log" >&2
   fail "building examples/ against $prefix failed"
 }
-# Headers come from the prefix, never from the source tree.
-if ninja -C "$consumer" -t commands | grep -E -- "(-I|-isystem )$root/" >&2; then
-  fail "the example was compiled with the source tree on its include path"
-fi
+# Headers come from the prefix (which may lie inside the build tree), never from the source.
+includes="$(ninja -C "$consumer" -t commands | grep -oE -- "(-I|-isystem )[^ ]+" |
+  sed -E 's/^(-I|-isystem )//' | sort -u)"
+while read -r dir; do
+  case "$dir" in
+    "$work"/*) ;;
+    "$root"/*) fail "the example was compiled with $dir on its include path" ;;
+  esac
+done <<<"$includes"
 
 out="$(SINTER_CACHE_DIR="$work/cache" "$consumer/convt3d_relu_gn" --small 2>&1)" || {
   echo "$out" >&2

@@ -32,6 +32,7 @@ depends="$(sed -n 's/^shlibs:Depends=//p' "$scratch/shlibs")"
 [ -n "$depends" ] || fail "dpkg-shlibdeps found no dependencies"
 
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"
 rm -f "$out/sinter_${version}_amd64.deb"
 (cd "$build" && cpack -G DEB -B "$out" -D CPACK_DEBIAN_PACKAGE_DEPENDS="$depends") \
   >"$scratch/cpack.log" 2>&1 || {

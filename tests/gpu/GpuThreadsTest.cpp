@@ -26,6 +26,18 @@
 using namespace sinter;
 using namespace sinter::test;
 
+// Fail with the error's message (and consume it) when `expr`, an llvm::Error, is one.
+#define SINTER_EXPECT_OK(expr)                                                                     \
+  do {                                                                                             \
+    if (llvm::Error err_ = (expr))                                                                 \
+      ADD_FAILURE() << #expr << ": " << llvm::toString(std::move(err_));                           \
+  } while (0)
+#define SINTER_ASSERT_OK(expr)                                                                     \
+  do {                                                                                             \
+    if (llvm::Error err_ = (expr))                                                                 \
+      FAIL() << #expr << ": " << llvm::toString(std::move(err_));                                  \
+  } while (0)
+
 namespace {
 
 // Large enough that a run keeps the GPU busy for a while (overlap is the point), small
@@ -50,7 +62,7 @@ struct Compiled {
 };
 
 const Compiled &compiledGraph() {
-  static std::optional<Compiled> c = [] () -> std::optional<Compiled> {
+  static std::optional<Compiled> c = []() -> std::optional<Compiled> {
     auto graphs = parseSir(kGraph, "threads.sir");
     if (!graphs) {
       ADD_FAILURE() << llvm::toString(graphs.takeError());
@@ -124,32 +136,32 @@ protected:
     if (stream) {
       lane->stream = stream;
     } else {
-      EXPECT_FALSE(bool(cuCheck(api->cuStreamCreate(&lane->stream, CU_STREAM_NON_BLOCKING),
-                                "creating a stream")));
+      SINTER_EXPECT_OK(
+          cuCheck(api->cuStreamCreate(&lane->stream, CU_STREAM_NON_BLOCKING), "creating a stream"));
       lane->ownsStream = true;
     }
     TensorMap data = randomBindings(c.graph, seed);
     for (auto &[name, t] : data) {
       CUdeviceptr p = 0;
-      EXPECT_FALSE(bool(cuCheck(api->cuMemAlloc(&p, t.data.size() * 4), "allocating " + name)));
+      SINTER_EXPECT_OK(cuCheck(api->cuMemAlloc(&p, t.data.size() * 4), "allocating " + name));
       lane->inputs[name] = p;
-      EXPECT_FALSE(bool(cuCheck(api->cuMemcpyHtoD(p, t.data.data(), t.data.size() * 4),
-                                "uploading " + name)));
+      SINTER_EXPECT_OK(
+          cuCheck(api->cuMemcpyHtoD(p, t.data.data(), t.data.size() * 4), "uploading " + name));
     }
     int64_t outBytes = c.graph.values[c.graph.results.front()].type.bytes();
     for (int i = 0; i < outputs; ++i) {
       CUdeviceptr p = 0;
-      EXPECT_FALSE(bool(cuCheck(api->cuMemAlloc(&p, size_t(outBytes)), "allocating an output")));
-      EXPECT_FALSE(bool(cuCheck(api->cuMemsetD32Async(p, 0x7fc00000u, size_t(outBytes / 4),
-                                                       lane->stream),
-                                "poisoning an output")));
+      SINTER_EXPECT_OK(cuCheck(api->cuMemAlloc(&p, size_t(outBytes)), "allocating an output"));
+      SINTER_EXPECT_OK(
+          cuCheck(api->cuMemsetD32Async(p, 0x7fc00000u, size_t(outBytes / 4), lane->stream),
+                  "poisoning an output"));
       lane->outputs.push_back(p);
     }
     auto ref = evaluateReference(c.graph, data);
     EXPECT_TRUE(bool(ref)) << (ref ? "" : llvm::toString(ref.takeError()));
     if (ref)
       lane->want = ref->at("o").data;
-    EXPECT_FALSE(bool(cuCheck(api->cuCtxSynchronize(), "setting up a lane")));
+    SINTER_EXPECT_OK(cuCheck(api->cuCtxSynchronize(), "setting up a lane"));
     return lane;
   }
 
@@ -166,11 +178,11 @@ protected:
   /// Every output of `lane` (after synchronising) matches the lane's reference.
   void expectLaneMatches(Lane &lane, const std::string &what) {
     EXPECT_EQ(lane.error, "") << what;
-    ASSERT_FALSE(bool(cuCheck(api->cuStreamSynchronize(lane.stream), "finishing " + what)));
+    SINTER_ASSERT_OK(cuCheck(api->cuStreamSynchronize(lane.stream), "finishing " + what));
     for (size_t k = 0; k < lane.outputs.size(); ++k) {
       std::vector<float> got(lane.want.size());
-      ASSERT_FALSE(bool(cuCheck(api->cuMemcpyDtoH(got.data(), lane.outputs[k], got.size() * 4),
-                                "downloading an output")));
+      SINTER_ASSERT_OK(cuCheck(api->cuMemcpyDtoH(got.data(), lane.outputs[k], got.size() * 4),
+                               "downloading an output"));
       OutputError e = compare("o", got, lane.want);
       EXPECT_EQ(e.nonFinite, 0) << what << ", output " << k << ": elements never written";
       EXPECT_LT(e.relL2, compiledGraph().tolerance)
@@ -202,7 +214,7 @@ TEST_F(SharedExecutable, TwoThreadsOnTwoStreamsGetTheirOwnResults) {
 
 TEST_F(SharedExecutable, TwoThreadsOnOneStreamGetTheirOwnResults) {
   CUstream shared = nullptr;
-  ASSERT_FALSE(bool(cuCheck(api->cuStreamCreate(&shared, CU_STREAM_NON_BLOCKING), "stream")));
+  SINTER_ASSERT_OK(cuCheck(api->cuStreamCreate(&shared, CU_STREAM_NON_BLOCKING), "stream"));
   {
     auto a = makeLane(/*seed=*/3, kRunsPerThread, shared);
     auto b = makeLane(/*seed=*/4, kRunsPerThread, shared);
@@ -231,7 +243,7 @@ TEST_F(SharedExecutable, RunsOnOneStreamReuseOneWorkspace) {
 TEST_F(SharedExecutable, GraphReplaysBesideRunsOnAnotherThread) {
   auto a = makeLane(/*seed=*/6, 1);
   auto b = makeLane(/*seed=*/7, kRunsPerThread);
-  ASSERT_FALSE(bool(exe->captureGraph(a->bindings(0), a->stream)));
+  SINTER_ASSERT_OK(exe->captureGraph(a->bindings(0), a->stream));
   ASSERT_TRUE(exe->hasGraph());
   std::latch start(2);
   std::thread ta([&] {
@@ -261,14 +273,14 @@ TEST_F(SharedExecutable, RunCapturedIntoTheCallersGraphOwnsItsWorkspace) {
   auto a = makeLane(/*seed=*/8, 1);
   auto b = makeLane(/*seed=*/9, kRunsPerThread);
   // The caller captures run() into a CUDA graph of its own (global mode, the strictest).
-  ASSERT_FALSE(bool(cuCheck(api->cuStreamBeginCapture(a->stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                            "beginning a capture")));
+  SINTER_ASSERT_OK(cuCheck(api->cuStreamBeginCapture(a->stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                           "beginning a capture"));
   llvm::Error captured = exe->run(a->bindings(0), a->stream);
   CUgraph graph = nullptr;
-  ASSERT_FALSE(bool(cuCheck(api->cuStreamEndCapture(a->stream, &graph), "ending the capture")));
-  ASSERT_FALSE(bool(captured)) << llvm::toString(std::move(captured));
+  SINTER_ASSERT_OK(cuCheck(api->cuStreamEndCapture(a->stream, &graph), "ending the capture"));
+  SINTER_ASSERT_OK(std::move(captured));
   CUgraphExec exec = nullptr;
-  ASSERT_FALSE(bool(cuCheck(api->cuGraphInstantiate(&exec, graph, 0), "instantiating")));
+  SINTER_ASSERT_OK(cuCheck(api->cuGraphInstantiate(&exec, graph, 0), "instantiating"));
   api->cuGraphDestroy(graph);
   EXPECT_EQ(exe->workspaceCount(), 1u) << "the captured graph allocates its own workspace";
   // Replays on stream A while another thread runs the Executable on stream B.
