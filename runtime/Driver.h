@@ -55,15 +55,22 @@ namespace sinter {
   X(cuStreamCreate)                                                                                \
   X(cuStreamSynchronize)                                                                           \
   X(cuStreamDestroy)                                                                               \
+  X(cuStreamWaitEvent)                                                                             \
+  X(cuStreamIsCapturing)                                                                           \
   X(cuEventCreate)                                                                                 \
   X(cuEventRecord)                                                                                 \
+  X(cuEventQuery)                                                                                  \
   X(cuEventSynchronize)                                                                            \
   X(cuEventDestroy)
 
-// Functions sinter can do without (CUDA graphs, the newer event timer): null when the driver
-// lacks them.
+// Functions sinter can do without (CUDA graphs, the newer event timer, stream ids and
+// stream-ordered allocation): null when the driver lacks them.
 #define SINTER_CUDA_OPTIONAL_FUNCTIONS(X)                                                          \
   X(cuEventElapsedTime)                                                                            \
+  X(cuStreamGetId)                                                                                 \
+  X(cuThreadExchangeStreamCaptureMode)                                                             \
+  X(cuMemAllocAsync)                                                                               \
+  X(cuMemFreeAsync)                                                                                \
   X(cuStreamBeginCapture)                                                                          \
   X(cuStreamEndCapture)                                                                            \
   X(cuGraphInstantiate)                                                                            \

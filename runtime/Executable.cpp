@@ -1,9 +1,19 @@
 //===- runtime/Executable.cpp - loading modules, binding buffers, launching ---------===//
 //
-// The workspace is one allocation carved into 256-byte aligned pieces, made once at create
-// time, so run() allocates nothing and costs only the launches plus one cuMemGetAddressRange
-// per binding (which is how a binding too small for its buffer is caught before a kernel
-// writes past it).
+// A workspace is one allocation carved into 256-byte aligned pieces. The first is made at
+// create time, so a program that runs on one stream allocates nothing in run(), which costs
+// the launches, one cuMemGetAddressRange per binding (how a binding too small for its buffer
+// is caught before a kernel writes past it) and one event record.
+//
+// Sharing an Executable between threads and streams is safe because no two runs that could
+// overlap on the GPU ever use the same workspace. Each workspace remembers the stream its
+// last run went to (by the driver's stream id, unique for the life of the process) and an
+// event recorded after that run. A run may take a workspace that no thread is enqueueing
+// with right now and that either last served the same stream (stream order puts this run
+// after that one) or whose event has completed; otherwise it allocates another. So the
+// number of workspaces is bounded by how many runs are in flight on different streams at
+// once, not by how many runs there are. Modules and functions are read-only after create
+// and belong to the primary context, which every thread makes current before use.
 //
 //===--------------------------------------------------------------------------------===//
 #include "runtime/Executable.h"
@@ -12,6 +22,8 @@
 #include "runtime/Bundle.h"
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 
 namespace sinter {
 namespace {
@@ -35,7 +47,66 @@ std::string describe(const BufferSpec &b) {
   return std::string(bufferKindName(b.kind)) + " '" + b.name + "' (" + b.type.str() + ")";
 }
 
+/// `lastStream` of a workspace that no run has used yet.
+constexpr uint64_t kNoStream = ~uint64_t(0);
+
+/// An identity for `stream` that two different streams never share. The driver's stream id
+/// is unique for the life of the process (a destroyed stream's handle may come back for a
+/// new stream; its id does not). Drivers before 12.0 have no ids: the handle stands in, with
+/// the per-thread default stream told apart by thread. Not to be asked of a capturing stream.
+llvm::Expected<uint64_t> streamKey(const DriverApi &api, CUstream stream) {
+  if (api.cuStreamGetId) {
+    unsigned long long id = 0;
+    if (auto err = cuCheck(api.cuStreamGetId(stream, &id), "reading the id of a stream"))
+      return err;
+    return uint64_t(id) & ~(uint64_t(1) << 63);
+  }
+  uint64_t key = uint64_t(reinterpret_cast<uintptr_t>(stream));
+  if (stream == CU_STREAM_PER_THREAD)
+    key ^= uint64_t(std::hash<std::thread::id>{}(std::this_thread::get_id())) << 8;
+  return key | (uint64_t(1) << 63);
+}
+
+/// Makes the calling thread's stream-capture mode relaxed while it lives. The driver calls
+/// run() makes outside any stream (checking bindings, querying events, allocating a
+/// workspace) are safe while some stream is being captured, and must not invalidate a
+/// capture that the caller runs in global mode on this or another thread.
+class RelaxedCaptureMode {
+public:
+  explicit RelaxedCaptureMode(const DriverApi &api) : api_(api) {
+    if (api_.cuThreadExchangeStreamCaptureMode)
+      swapped_ = api_.cuThreadExchangeStreamCaptureMode(&previous_) == CUDA_SUCCESS;
+  }
+  ~RelaxedCaptureMode() {
+    if (swapped_)
+      api_.cuThreadExchangeStreamCaptureMode(&previous_);
+  }
+  RelaxedCaptureMode(const RelaxedCaptureMode &) = delete;
+  RelaxedCaptureMode &operator=(const RelaxedCaptureMode &) = delete;
+
+private:
+  const DriverApi &api_;
+  CUstreamCaptureMode previous_ = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool swapped_ = false;
+};
+
 } // namespace
+
+/// One workspace allocation. `busy` is set while a thread resolves bindings and enqueues with
+/// it (no other run may take it then); `done` is recorded on the stream after that run's
+/// work; `lastStream` is the key of that stream. A workspace whose end could not be recorded
+/// is `retired`: nothing tells when its last run finishes, so it is never handed out again.
+struct Executable::Workspace {
+  CUdeviceptr base = 0;
+  CUevent done = nullptr;
+  uint64_t lastStream = kNoStream;
+  uint64_t pendingStream = kNoStream; ///< the key of the stream the busy run goes to
+  bool busy = false;
+  bool retired = false;
+};
+
+Executable::Executable(GpuContext &gpu, ExecutablePlan plan, std::vector<CompiledKernel> cubins)
+    : gpu_(gpu), plan_(std::move(plan)), cubins_(std::move(cubins)) {}
 
 llvm::Expected<std::unique_ptr<Executable>> Executable::create(ExecutablePlan plan,
                                                                std::vector<CompiledKernel> cubins) {
@@ -96,12 +167,29 @@ llvm::Error Executable::init() {
     workspaceBytes_ +=
         (std::max<int64_t>(b.bytes, 1) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
   }
-  if (workspaceBytes_ > 0)
-    if (auto err = cuCheck(api.cuMemAlloc(&workspace_, size_t(workspaceBytes_)),
-                           "allocating " + formatBytes(uint64_t(workspaceBytes_)) +
-                               " workspace for '" + plan_.graphName + "'"))
-      return err;
+  // The first workspace now, so that running out of memory shows at create time.
+  if (workspaceBytes_ > 0) {
+    auto ws = newWorkspace();
+    if (!ws)
+      return ws.takeError();
+    workspaces_.push_back(std::move(*ws));
+  }
   return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Executable::Workspace>> Executable::newWorkspace() {
+  const DriverApi &api = gpu_.api;
+  auto ws = std::make_unique<Workspace>();
+  if (auto err = cuCheck(api.cuMemAlloc(&ws->base, size_t(workspaceBytes_)),
+                         "allocating " + formatBytes(uint64_t(workspaceBytes_)) +
+                             " workspace for '" + plan_.graphName + "'"))
+    return err;
+  if (auto err = cuCheck(api.cuEventCreate(&ws->done, CU_EVENT_DISABLE_TIMING),
+                         "creating an event for a workspace of '" + plan_.graphName + "'")) {
+    api.cuMemFree(ws->base);
+    return err;
+  }
+  return ws;
 }
 
 Executable::~Executable() {
@@ -109,13 +197,85 @@ Executable::~Executable() {
   llvm::consumeError(bindContext());
   if (graphExec_)
     api.cuGraphExecDestroy(graphExec_);
-  if (workspace_)
-    api.cuMemFree(workspace_);
+  auto destroy = [&](Workspace &ws) {
+    // Work still queued with this workspace finishes before its memory goes back.
+    api.cuEventSynchronize(ws.done);
+    api.cuEventDestroy(ws.done);
+    api.cuMemFree(ws.base);
+  };
+  if (graphWorkspace_)
+    destroy(*graphWorkspace_);
+  for (auto &ws : workspaces_)
+    destroy(*ws);
   for (CUmodule m : modules_)
     api.cuModuleUnload(m);
 }
 
-llvm::Error Executable::resolve(const Bindings &bindings, std::vector<CUdeviceptr> &addr) const {
+bool Executable::hasGraph() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return graphExec_ != nullptr;
+}
+
+size_t Executable::workspaceCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return workspaces_.size() + (graphWorkspace_ ? 1 : 0);
+}
+
+llvm::Expected<Executable::Workspace *> Executable::acquireWorkspace(CUstream stream) {
+  const DriverApi &api = gpu_.api;
+  auto key = streamKey(api, stream);
+  if (!key)
+    return key.takeError();
+  std::lock_guard<std::mutex> lock(mutex_);
+  Workspace *pick = nullptr;
+  // Same stream first: stream order already puts this run after the workspace's last one.
+  for (auto &ws : workspaces_)
+    if (!ws->busy && !ws->retired && ws->lastStream == *key) {
+      pick = ws.get();
+      break;
+    }
+  // Else any workspace whose last run has finished on the GPU.
+  for (size_t i = 0; !pick && i < workspaces_.size(); ++i) {
+    Workspace &ws = *workspaces_[i];
+    if (ws.busy || ws.retired)
+      continue;
+    CUresult finished = api.cuEventQuery(ws.done);
+    if (finished == CUDA_SUCCESS)
+      pick = &ws;
+    else if (finished != CUDA_ERROR_NOT_READY)
+      return cuCheck(finished,
+                     "checking whether an earlier run of '" + plan_.graphName + "' has finished");
+  }
+  if (!pick) {
+    auto ws = newWorkspace();
+    if (!ws)
+      return ws.takeError();
+    workspaces_.push_back(std::move(*ws));
+    pick = workspaces_.back().get();
+  }
+  pick->busy = true;
+  pick->pendingStream = *key;
+  return pick;
+}
+
+llvm::Error Executable::releaseWorkspace(Workspace &ws, CUstream stream, bool enqueued) {
+  llvm::Error recorded = llvm::Error::success();
+  // Still busy, so no other thread touches the event while it is recorded. Even a run that
+  // failed half-way may have queued work that uses the workspace.
+  if (enqueued)
+    recorded = cuCheck(gpu_.api.cuEventRecord(ws.done, stream),
+                       "recording the end of a run of '" + plan_.graphName + "'");
+  std::lock_guard<std::mutex> lock(mutex_);
+  ws.busy = false;
+  if (recorded)
+    ws.retired = true;
+  else if (enqueued)
+    ws.lastStream = ws.pendingStream;
+  return recorded;
+}
+
+llvm::Error Executable::resolve(const Bindings &bindings, CUdeviceptr workspace,
+                                std::vector<CUdeviceptr> &addr) const {
   const DriverApi &api = gpu_.api;
   size_t n = plan_.buffers.size();
   addr.assign(n, 0);
@@ -132,7 +292,7 @@ llvm::Error Executable::resolve(const Bindings &bindings, std::vector<CUdevicept
     if (b.aliasOf >= 0)
       continue;
     if (b.kind == BufferSpec::Kind::Workspace) {
-      addr[i] = workspace_ + CUdeviceptr(workspaceOffset_[i]);
+      addr[i] = workspace + CUdeviceptr(workspaceOffset_[i]);
       continue;
     }
     auto it = bindings.find(b.name);
@@ -160,12 +320,57 @@ llvm::Error Executable::resolve(const Bindings &bindings, std::vector<CUdevicept
 }
 
 llvm::Error Executable::run(const Bindings &bindings, CUstream stream) {
+  const DriverApi &api = gpu_.api;
   if (auto err = bindContext())
     return err;
+  RelaxedCaptureMode relaxed(api);
   std::vector<CUdeviceptr> addr;
-  if (auto err = resolve(bindings, addr))
+  // Nothing is shared between runs without a workspace.
+  if (workspaceBytes_ == 0) {
+    if (auto err = resolve(bindings, 0, addr))
+      return err;
+    return enqueue(addr, stream);
+  }
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (auto err = cuCheck(api.cuStreamIsCapturing(stream, &capture),
+                         "asking whether the stream of a run of '" + plan_.graphName +
+                             "' is being captured"))
     return err;
-  return enqueue(addr, stream);
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return runCaptured(bindings, stream);
+  auto ws = acquireWorkspace(stream);
+  if (!ws)
+    return ws.takeError();
+  if (auto err = resolve(bindings, (*ws)->base, addr)) {
+    llvm::consumeError(releaseWorkspace(**ws, stream, /*enqueued=*/false));
+    return err;
+  }
+  llvm::Error enqueued = enqueue(addr, stream);
+  return llvm::joinErrors(std::move(enqueued), releaseWorkspace(**ws, stream, /*enqueued=*/true));
+}
+
+llvm::Error Executable::runCaptured(const Bindings &bindings, CUstream stream) {
+  const DriverApi &api = gpu_.api;
+  // A workspace of the Executable's would be baked into the caller's graph and shared by
+  // every replay of it with every later run; a stream-ordered allocation inside the capture
+  // belongs to the graph instead.
+  if (!api.cuMemAllocAsync || !api.cuMemFreeAsync)
+    return makeError("run: capturing '" + plan_.graphName +
+                     "' into a CUDA graph needs cuMemAllocAsync, which this CUDA driver lacks "
+                     "(use captureGraph)");
+  CUdeviceptr workspace = 0;
+  if (auto err = cuCheck(api.cuMemAllocAsync(&workspace, size_t(workspaceBytes_), stream),
+                         "allocating " + formatBytes(uint64_t(workspaceBytes_)) +
+                             " workspace for '" + plan_.graphName + "' inside a stream capture"))
+    return err;
+  std::vector<CUdeviceptr> addr;
+  llvm::Error result = resolve(bindings, workspace, addr);
+  if (!result)
+    result = enqueue(addr, stream);
+  return llvm::joinErrors(
+      std::move(result),
+      cuCheck(api.cuMemFreeAsync(workspace, stream),
+              "freeing the workspace of '" + plan_.graphName + "' inside a stream capture"));
 }
 
 llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream stream) {
@@ -209,9 +414,16 @@ llvm::Error Executable::captureGraph(const Bindings &bindings, CUstream stream) 
   if (!stream)
     return makeError("captureGraph: '" + plan_.graphName +
                      "' needs a stream of its own, not the default stream");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (workspaceBytes_ > 0 && !graphWorkspace_) {
+    auto ws = newWorkspace();
+    if (!ws)
+      return ws.takeError();
+    graphWorkspace_ = std::move(*ws);
+  }
   // Bindings are checked before capture: the address-range queries are not stream work.
   std::vector<CUdeviceptr> addr;
-  if (auto err = resolve(bindings, addr))
+  if (auto err = resolve(bindings, graphWorkspace_ ? graphWorkspace_->base : 0, addr))
     return err;
   std::string what = "capturing '" + plan_.graphName + "' as a CUDA graph";
   if (auto err = cuCheck(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED), what))
@@ -239,12 +451,25 @@ llvm::Error Executable::captureGraph(const Bindings &bindings, CUstream stream) 
 }
 
 llvm::Error Executable::launchGraph(CUstream stream) {
-  if (!graphExec_)
-    return makeError("launchGraph: no graph captured for '" + plan_.graphName + "'");
+  const DriverApi &api = gpu_.api;
   if (auto err = bindContext())
     return err;
-  return cuCheck(gpu_.api.cuGraphLaunch(graphExec_, stream),
-                 "launching the CUDA graph of '" + plan_.graphName + "'");
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!graphExec_)
+    return makeError("launchGraph: no graph captured for '" + plan_.graphName + "'");
+  if (!graphWorkspace_)
+    return cuCheck(api.cuGraphLaunch(graphExec_, stream),
+                   "launching the CUDA graph of '" + plan_.graphName + "'");
+  // Replays of one graph are ordered by the driver, but a graph captured again is another
+  // one on the same workspace: each replay waits for the last, whatever graph it was.
+  if (auto err = cuCheck(api.cuStreamWaitEvent(stream, graphWorkspace_->done, 0),
+                         "ordering a replay of '" + plan_.graphName + "' after the last"))
+    return err;
+  if (auto err = cuCheck(api.cuGraphLaunch(graphExec_, stream),
+                         "launching the CUDA graph of '" + plan_.graphName + "'"))
+    return err;
+  return cuCheck(api.cuEventRecord(graphWorkspace_->done, stream),
+                 "recording the end of a replay of '" + plan_.graphName + "'");
 }
 
 namespace {

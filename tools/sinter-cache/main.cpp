@@ -352,6 +352,10 @@ int main(int argc, char **argv) {
                "entries left (one line on stderr), 2 internal error.\n",
                "sinter-cache"};
   app.require_subcommand(1);
+#ifndef SINTER_VERSION_STRING
+#error "tools/CMakeLists.txt defines SINTER_VERSION_STRING (the project version)"
+#endif
+  app.set_version_flag("--version", std::string("sinter-cache ") + SINTER_VERSION_STRING);
   Common c;
   std::string key, maxSize, olderThan;
   bool source = false, fix = false;
@@ -383,6 +387,8 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     std::string message = e.what();

@@ -8,9 +8,11 @@
 //===--------------------------------------------------------------------------------===//
 #include "Subcommand.h"
 
+#include "compiler/Version.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
 #include "ir/Safetensors.h"
+#include "runtime/Nvrtc.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -65,6 +67,10 @@ int main(int argc, char **argv) {
                "sinterc"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for every subcommand");
+  // The release, and what else decides which kernels this build writes.
+  app.set_version_flag("--version", "sinterc " + sinter::sinterVersion().str() + " (NVRTC " +
+                                        sinter::nvrtcVersion() + ", " +
+                                        sinter::kCodegenVersion.str() + ")");
 
   // One line per subcommand (tools/sinterc/<Name>.cpp).
   std::vector<Subcommand> subcommands = {
@@ -81,6 +87,8 @@ int main(int argc, char **argv) {
   } catch (const CLI::CallForHelp &e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
     return app.exit(e);
   } catch (const CLI::ParseError &e) {
     std::string message = e.what();
