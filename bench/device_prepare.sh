@@ -11,7 +11,7 @@ carry=${1:-$root/.carry/run}
 rm -rf "$carry"
 mkdir -p "$carry/workloads" "$carry/generic"
 cp "$build/bench/sinter_bench" "$carry/"
-for t in gpu/gpu_tests gpu/gpu_corpus_tests gpu/gpu_workload_tests; do
+for t in gpu/gpu_tests gpu/gpu_thread_tests gpu/gpu_corpus_tests gpu/gpu_workload_tests; do
   cp "$build/tests/$t" "$carry/"
 done
 cp "$root"/../shared/workloads/*.sir "$carry/workloads/"

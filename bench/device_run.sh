@@ -31,7 +31,7 @@ step_generic() {
 }
 
 step_tests() {
-  for t in gpu_tests gpu_corpus_tests gpu_workload_tests; do
+  for t in gpu_tests gpu_thread_tests gpu_corpus_tests gpu_workload_tests; do
     [ -x "$carry/$t" ] || continue
     echo "== $t"
     SINTER_WORKLOADS=${SINTER_WORKLOADS:-s1,s4} timeout "${TEST_TIMEOUT:-300}" "$carry/$t" --gtest_brief=1 \
