@@ -1,6 +1,8 @@
 //===- compiler/Canonicalize.cpp - normalising a graph before fusion ---------------===//
 #include "compiler/Canonicalize.h"
 
+#include "compiler/Recompose.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <optional>
@@ -141,6 +143,9 @@ bool canonicalize(Graph &g) {
     replaceUses(g, op.result, in);
     changed = true;
   }
+  // Formulas spelled out op by op (exported GELU, silu, logsumexp, ...): the catalog's op.
+  if (recompose(g))
+    changed = true;
   // Scalar chains.
   for (int i = 0; i < int(g.ops.size()); ++i)
     if (foldScalarPair(g, i, useCounts(g)))
