@@ -292,7 +292,7 @@ llvm::Error lowerGemm(NodeCtx &c) {
   // w: B as linear's [N, K]; constants are transposed and scaled by alpha here.
   const ConstTensor *bc = c.constant(1);
   ValueId w;
-  bool alphaDone = false;
+  bool alphaDone = *alpha == 1.0;
   if (bc && (!*transB || *alpha != 1.0)) {
     int64_t rows = bs[0], cols = bs[1];
     ConstTensor t = ConstTensor::zeros(ElemKind::F32, *transB ? Shape{rows, cols} : Shape{cols, rows});

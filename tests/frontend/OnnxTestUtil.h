@@ -27,7 +27,7 @@
 namespace sinter::test {
 
 class OnnxTest : public ::testing::Test {
-protected:
+public:
   void SetUp() override { ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("sinter-onnx", dir)); }
   void TearDown() override { llvm::sys::fs::remove_directories(dir); }
 
@@ -66,20 +66,56 @@ protected:
     return std::move((*graphs)[0]);
   }
 
-  /// The graph's text without the origin comments.
+  /// The graph's text without the origin comments and without attributes written at
+  /// their default value (`eps = 1e-5`, `stride = 1`): what the graph means, not how it was
+  /// spelled.
   static std::string text(Graph g) {
-    for (Op &op : g.ops)
+    for (Op &op : g.ops) {
       op.origin.clear();
+      llvm::SmallVector<Attr, 4> kept;
+      for (const Attr &a : op.attrs) {
+        const AttrSpec *spec = op.info().findAttr(a.name);
+        AttrValue v = a.value;
+        if (auto *list = std::get_if<IntList>(&v); list && spec->kind == AttrKind::Spatial &&
+                                                   !list->empty() &&
+                                                   llvm::all_of(*list, [&](int64_t x) { return x == (*list)[0]; }))
+          v = (*list)[0];
+        bool isDefault = spec && spec->hasDefault && spec->defaultFrom.empty() &&
+                         (v == spec->defaultValue ||
+                          (std::holds_alternative<double>(v) &&
+                           std::holds_alternative<double>(spec->defaultValue) &&
+                           std::get<double>(v) == std::get<double>(spec->defaultValue)));
+        if (!isDefault)
+          kept.push_back(a);
+      }
+      op.attrs = kept;
+    }
     return printGraph(g);
+  }
+
+  /// The float initializers of `b` as tensors (to bind a .sir's params by name when the
+  /// model names them otherwise).
+  static TensorMap initializers(const OnnxBuilder &b) {
+    TensorMap out;
+    for (const onnx::TensorProto &t : b.model.graph().initializer()) {
+      if (t.data_type() != onnx::TensorProto::FLOAT)
+        continue;
+      Shape shape(t.dims().begin(), t.dims().end());
+      out[t.name()] = HostTensor(shape, std::vector<float>(t.float_data().begin(),
+                                                           t.float_data().end()));
+    }
+    return out;
   }
 
   /// Evaluates the model and `expected` on the same random inputs (seed 1) and the model's
   /// weights (a .sir param binds the weight of the same name); every output must agree to
   /// `tolerance` relative L2.
   static void expectSameResults(const OnnxModel &m, const Graph &expected,
-                                double tolerance = 1e-12) {
+                                double tolerance = 1e-12, const TensorMap &extra = {}) {
     TensorMap bindings = randomBindings(expected, 1, /*params=*/false);
     for (const auto &[name, t] : m.weights)
+      bindings.emplace(name, t);
+    for (const auto &[name, t] : extra)
       bindings.emplace(name, t);
     for (auto &[name, t] : randomBindings(m.graph, 1, /*params=*/false))
       bindings.emplace(name, t);
