@@ -146,10 +146,15 @@ bool canonicalize(Graph &g) {
   // Formulas spelled out op by op (exported GELU, silu, logsumexp, ...): the catalog's op.
   if (recompose(g))
     changed = true;
-  // Scalar chains.
+  // Scalar chains (which can leave x * 1 behind: recompose drops it).
+  bool folded = false;
   for (int i = 0; i < int(g.ops.size()); ++i)
     if (foldScalarPair(g, i, useCounts(g)))
-      changed = true;
+      folded = true;
+  if (folded) {
+    changed = true;
+    recompose(g);
+  }
   return removeDead(g) || changed;
 }
 

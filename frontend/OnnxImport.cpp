@@ -119,30 +119,6 @@ llvm::Expected<OnnxModel> importModel(onnx::ModelProto &model, llvm::StringRef f
 
   for (const onnx::ValueInfoProto &o : g.output())
     im.reserved.insert(Importer::validName(o.name()));
-  for (const onnx::TensorProto &t : g.initializer()) {
-    if (t.name().empty())
-      return makeError(file + ": an initializer has no name");
-    auto c = decodeTensor(t, external);
-    if (!c)
-      return withContext(c.takeError(), file + ": initializer '" + printable(t.name()) + "'");
-    if (!im.env.try_emplace(t.name(), Binding{-1, std::make_shared<const ConstTensor>(std::move(*c)),
-                                              t.name()})
-             .second)
-      return makeError(file + ": initializer '" + printable(t.name()) + "' is defined twice");
-  }
-  for (const onnx::ValueInfoProto &in : g.input()) {
-    // Older exporters list the initializers among the inputs too.
-    if (im.env.count(in.name()))
-      continue;
-    auto shape = inputShape(file, in);
-    if (!shape)
-      return shape.takeError();
-    ValueId v = im.addValue(im.uniqueName(in.name()), TensorType(DType::F32, *shape),
-                            ValueKind::Input);
-    im.graph.args.push_back(v);
-    im.env[in.name()] = Binding{v, nullptr, ""};
-  }
-
   // Liveness: the nodes some graph output depends on.
   for (const onnx::ValueInfoProto &o : g.output())
     im.live.insert(o.name());
@@ -155,6 +131,34 @@ llvm::Expected<OnnxModel> importModel(onnx::ModelProto &model, llvm::StringRef f
     for (const std::string &in : n.input())
       if (!in.empty())
         im.live.insert(in);
+  }
+
+  for (const onnx::TensorProto &t : g.initializer()) {
+    if (t.name().empty())
+      return makeError(file + ": an initializer has no name");
+    if (im.env.count(t.name()))
+      return makeError(file + ": initializer '" + printable(t.name()) + "' is defined twice");
+    // Weights nothing computes with are not read (nor are their types a problem).
+    if (!im.live.contains(t.name())) {
+      im.env[t.name()] = Binding{-1, nullptr, t.name()};
+      continue;
+    }
+    auto c = decodeTensor(t, external);
+    if (!c)
+      return withContext(c.takeError(), file + ": initializer '" + printable(t.name()) + "'");
+    im.env[t.name()] = Binding{-1, std::make_shared<const ConstTensor>(std::move(*c)), t.name()};
+  }
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    // Older exporters list the initializers among the inputs too.
+    if (im.env.count(in.name()))
+      continue;
+    auto shape = inputShape(file, in);
+    if (!shape)
+      return shape.takeError();
+    ValueId v = im.addValue(im.uniqueName(in.name()), TensorType(DType::F32, *shape),
+                            ValueKind::Input);
+    im.graph.args.push_back(v);
+    im.env[in.name()] = Binding{v, nullptr, ""};
   }
 
   for (int i = 0; i < g.node_size(); ++i) {
@@ -189,6 +193,12 @@ llvm::Expected<OnnxModel> importModel(onnx::ModelProto &model, llvm::StringRef f
     if (opset < rule->sinceOpset)
       return ctx.fail(n.op_type() + " needs opset " + llvm::Twine(rule->sinceOpset) +
                       " or later");
+    for (unsigned k = 0; k < rule->minInputs; ++k)
+      if (!ctx.has(k))
+        return ctx.fail("input " + llvm::Twine(k) + " is missing");
+    if (ctx.numInputs() > rule->maxInputs)
+      return ctx.fail("expected at most " + llvm::Twine(rule->maxInputs) + " inputs, got " +
+                      llvm::Twine(ctx.numInputs()));
     if (auto err = rule->lower(ctx))
       return err;
     for (unsigned k = 0; k < ctx.numOutputs(); ++k)

@@ -146,7 +146,9 @@ public:
 using LowerFn = llvm::Error (*)(NodeCtx &);
 struct LowerRule {
   const char *opType;
-  int64_t sinceOpset; ///< the first opset with the semantics the rule implements
+  int64_t sinceOpset;  ///< the first opset with the semantics the rule implements
+  unsigned minInputs;  ///< inputs 0 .. minInputs-1 must be present
+  unsigned maxInputs;  ///< no more inputs than this
   LowerFn lower;
 };
 /// Rules for convolutions, GEMMs, norms and pools (OnnxLowerNN.cpp).

@@ -652,16 +652,16 @@ template <OpKind Kind> llvm::Error lowerPool(NodeCtx &c) {
 }
 
 const LowerRule kRules[] = {
-    {"Conv", 1, lowerConv},
-    {"ConvTranspose", 1, lowerConvTranspose},
-    {"Gemm", 13, lowerGemm},
-    {"MatMul", 13, lowerMatMul},
-    {"BatchNormalization", 9, lowerBatchNorm},
-    {"InstanceNormalization", 6, lowerInstanceNorm},
-    {"LayerNormalization", 17, lowerLayerNorm},
-    {"GroupNormalization", 18, lowerGroupNorm},
-    {"MaxPool", 12, lowerPool<OpKind::MaxPool>},
-    {"AveragePool", 11, lowerPool<OpKind::AvgPool>},
+    {"Conv", 1, 2, 3, lowerConv},
+    {"ConvTranspose", 1, 2, 3, lowerConvTranspose},
+    {"Gemm", 13, 2, 3, lowerGemm},
+    {"MatMul", 13, 2, 2, lowerMatMul},
+    {"BatchNormalization", 9, 5, 5, lowerBatchNorm},
+    {"InstanceNormalization", 6, 3, 3, lowerInstanceNorm},
+    {"LayerNormalization", 17, 2, 3, lowerLayerNorm},
+    {"GroupNormalization", 18, 3, 3, lowerGroupNorm},
+    {"MaxPool", 12, 1, 1, lowerPool<OpKind::MaxPool>},
+    {"AveragePool", 11, 1, 1, lowerPool<OpKind::AvgPool>},
 };
 
 } // namespace
