@@ -38,8 +38,10 @@ std::string nodeLabel(const onnx::NodeProto &node, int index) {
 double fromFloat(float f) {
   if (!std::isfinite(f))
     return double(f);
+  // Up to 6 significant digits: a number written in the source (1.702, 0.044715, 1e-05).
+  // A float that needs more is a value in its own right (a trained scale) and stays exact.
   char buf[32];
-  for (int digits = 1; digits <= 9; ++digits) {
+  for (int digits = 1; digits <= 6; ++digits) {
     std::snprintf(buf, sizeof buf, "%.*g", digits, double(f));
     double d = std::strtod(buf, nullptr);
     if (float(d) == f)

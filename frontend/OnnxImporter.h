@@ -66,9 +66,10 @@ struct Importer {
   llvm::Expected<ValueId> paramFor(const Binding &b);
 };
 
-/// The double a float constant of the model stands for: the shortest decimal that rounds
-/// to the same float (0.01f gives 0.01, 1e-05f gives 1e-05), so that what PyTorch wrote as
-/// a Python number reads back as that number.
+/// The double a float constant of the model stands for: the shortest decimal of at most 6
+/// significant digits that rounds to the same float (0.01f gives 0.01, 1e-05f gives 1e-05),
+/// so that what PyTorch wrote as a Python number reads back as that number; any other float
+/// exactly.
 double fromFloat(float f);
 
 /// The first element of `t` as a number (through fromFloat for f32).

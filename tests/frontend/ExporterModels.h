@@ -16,8 +16,9 @@ enum class Exporter { Dynamo, TorchScript };
 
 /// GroupNorm(groups) of `x` (shape `xs`) with params `gamma`, `beta` into `out`, as the
 /// exporter writes it at opset 20.
-inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::ArrayRef<int64_t> xs, int64_t groups,
-               const std::string &gamma, const std::string &beta, const std::string &out) {
+inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::ArrayRef<int64_t> xs,
+                      int64_t groups, const std::string &gamma, const std::string &beta,
+                      const std::string &out, float eps = 1e-5f) {
   int64_t c = xs[1];
   std::string p = out + "_gn_";
   if (e == Exporter::Dynamo) {
@@ -40,7 +41,7 @@ inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::Ar
     b.node("CastLike", {p + "zerof", x}, {p + "zero_like"});
     b.node("Expand", {p + "zero_like", p + "group"}, {p + "bi"});
     auto &in = b.node("InstanceNormalization", {p + "r", p + "wi", p + "bi"}, {p + "n"});
-    OnnxBuilder::attrFloat(in, "epsilon", 1e-5f);
+    OnnxBuilder::attrFloat(in, "epsilon", eps);
     b.node("Shape", {x}, {p + "xshape"});
     auto &back = b.node("Reshape", {p + "n", p + "xshape"}, {p + "y"});
     OnnxBuilder::attrInt(back, "allowzero", 1);
@@ -70,7 +71,7 @@ inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::Ar
   b.constant(p + "ones", std::vector<float>(size_t(groups), 1.0f), {groups});
   b.constant(p + "zeros", std::vector<float>(size_t(groups), 0.0f), {groups});
   auto &in = b.node("InstanceNormalization", {p + "r", p + "ones", p + "zeros"}, {p + "n"});
-  OnnxBuilder::attrFloat(in, "epsilon", 1e-5f);
+  OnnxBuilder::attrFloat(in, "epsilon", eps);
   b.node("Shape", {x}, {p + "xshape"});
   b.node("Reshape", {p + "n", p + "xshape"}, {p + "y"});
   std::vector<int64_t> wshape{c};

@@ -300,8 +300,9 @@ TEST_F(OnnxErrors, FuzzedModelsNeverCrashTheImporter) {
       ++imported;
       // What imports is a verified graph with a value for every param.
       for (ValueId a : m->graph.args) {
-        if (m->graph.values[a].kind == ValueKind::Param)
+        if (m->graph.values[a].kind == ValueKind::Param) {
           EXPECT_EQ(m->weights.count(m->graph.values[a].name), 1u) << what;
+        }
       }
       EXPECT_FALSE(printGraph(m->graph).empty());
       return;
