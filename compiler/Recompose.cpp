@@ -350,8 +350,8 @@ bool Recomposer::logsumexp(int i) {
     x = exp->operands[0].value;
     shift = -1;
     // exp(x - m) with m = max(x) over the same dims, kept.
-    if (const Op *sub = inner(x, OpKind::Sub); sub && !sub->operands[0].isScalar() &&
-                                               !sub->operands[1].isScalar()) {
+    if (const Op *sub = inner(x, OpKind::Sub);
+        sub && !sub->operands[0].isScalar() && !sub->operands[1].isScalar()) {
       const Op *m = g.defOp(sub->operands[1].value);
       if (m && m->kind == OpKind::Max && m->operands[0].value == sub->operands[0].value &&
           m->getBool("keepdim") && normDims(g, *m) == normDims(g, *sum)) {

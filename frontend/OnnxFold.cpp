@@ -99,8 +99,8 @@ private:
   /// A fresh result of `kind` and `shape`, or an error when it would be too large.
   llvm::Expected<ConstTensor> make(ElemKind kind, llvm::ArrayRef<int64_t> shape) {
     if (checkedNumel(shape, kMaxFoldElements) < 0)
-      return c.fail("folding would make a constant of shape " + shapeStr(shape) +
-                    ", more than " + llvm::Twine(kMaxFoldElements) + " elements");
+      return c.fail("folding would make a constant of shape " + shapeStr(shape) + ", more than " +
+                    llvm::Twine(kMaxFoldElements) + " elements");
     return ConstTensor::zeros(kind, shape);
   }
 
@@ -134,8 +134,8 @@ llvm::Expected<bool> Folder::elementwise(llvm::ArrayRef<unsigned> inputs, ElemKi
   for (unsigned i : inputs) {
     auto b = broadcast(shape, in(i).shape);
     if (!b)
-      return c.fail("shapes of the constant inputs do not broadcast: " + shapeStr(shape) +
-                    " and " + shapeStr(in(i).shape));
+      return c.fail("shapes of the constant inputs do not broadcast: " + shapeStr(shape) + " and " +
+                    shapeStr(in(i).shape));
     shape = *b;
   }
   auto out = make(kind, shape);
@@ -356,13 +356,13 @@ llvm::Expected<bool> Folder::concat() {
   int64_t rank = int64_t(ts[0]->shape.size());
   auto axis = wrapAxis(*axisAttr, rank);
   if (!axis)
-    return c.fail("axis " + llvm::Twine(*axisAttr) + " out of range for rank " +
-                  llvm::Twine(rank));
+    return c.fail("axis " + llvm::Twine(*axisAttr) + " out of range for rank " + llvm::Twine(rank));
   Shape shape = ts[0]->shape;
   shape[size_t(*axis)] = 0;
   for (const ConstTensor *t : ts) {
     for (int64_t d = 0; d < rank; ++d)
-      if (int64_t(t->shape.size()) != rank || (d != *axis && t->shape[size_t(d)] != shape[size_t(d)]))
+      if (int64_t(t->shape.size()) != rank ||
+          (d != *axis && t->shape[size_t(d)] != shape[size_t(d)]))
         return c.fail("cannot concatenate shapes " + shapeStr(ts[0]->shape) + " and " +
                       shapeStr(t->shape) + " on axis " + llvm::Twine(*axis));
     shape[size_t(*axis)] += t->shape[size_t(*axis)];
@@ -400,8 +400,7 @@ llvm::Expected<bool> Folder::gather() {
   int64_t rank = int64_t(x.shape.size());
   auto axis = wrapAxis(*axisAttr, rank);
   if (!axis)
-    return c.fail("axis " + llvm::Twine(*axisAttr) + " out of range for rank " +
-                  llvm::Twine(rank));
+    return c.fail("axis " + llvm::Twine(*axisAttr) + " out of range for rank " + llvm::Twine(rank));
   Shape shape(x.shape.begin(), x.shape.begin() + *axis);
   shape.append(idx.shape.begin(), idx.shape.end());
   shape.append(x.shape.begin() + *axis + 1, x.shape.end());
@@ -568,8 +567,7 @@ llvm::Expected<bool> Folder::expandOrTile(bool tile) {
     int64_t src = 0;
     size_t off = shape.size() - x.shape.size();
     for (size_t d = 0; d < x.shape.size(); ++d)
-      src += (tile ? idx[off + d] % x.shape[d] : (x.shape[d] == 1 ? 0 : idx[off + d])) *
-             strides[d];
+      src += (tile ? idx[off + d] % x.shape[d] : (x.shape[d] == 1 ? 0 : idx[off + d])) * strides[d];
     if (x.kind == ElemKind::I64)
       out->i64[at++] = x.i64[size_t(src)];
     else
@@ -866,8 +864,7 @@ llvm::Expected<Shape> viewShape(NodeCtx &c, llvm::ArrayRef<int64_t> inShape) {
       for (int64_t a : axes) {
         auto w = wrapAxis(a, rank);
         if (!w || inShape[size_t(*w)] != 1)
-          return c.fail("cannot squeeze axes " + shapeStr(axes) + " of shape " +
-                        shapeStr(inShape));
+          return c.fail("cannot squeeze axes " + shapeStr(axes) + " of shape " + shapeStr(inShape));
         drop[size_t(*w)] = true;
       }
       for (int64_t i = 0; i < rank; ++i)

@@ -58,8 +58,7 @@ llvm::Expected<Shape> inputShape(const std::string &file, const onnx::ValueInfoP
     return makeError(who + " is not a tensor");
   const onnx::TypeProto_Tensor &t = v.type().tensor_type();
   if (t.elem_type() != onnx::TensorProto::FLOAT)
-    return makeError(who + " has type " + describe(t) +
-                     "; sinter imports float32 inputs only");
+    return makeError(who + " has type " + describe(t) + "; sinter imports float32 inputs only");
   if (!t.has_shape())
     return makeError(who + " has no shape; export with static shapes");
   Shape shape;
@@ -155,8 +154,8 @@ llvm::Expected<OnnxModel> importModel(onnx::ModelProto &model, llvm::StringRef f
     auto shape = inputShape(file, in);
     if (!shape)
       return shape.takeError();
-    ValueId v = im.addValue(im.uniqueName(in.name()), TensorType(DType::F32, *shape),
-                            ValueKind::Input);
+    ValueId v =
+        im.addValue(im.uniqueName(in.name()), TensorType(DType::F32, *shape), ValueKind::Input);
     im.graph.args.push_back(v);
     im.env[in.name()] = Binding{v, nullptr, ""};
   }
@@ -191,8 +190,7 @@ llvm::Expected<OnnxModel> importModel(onnx::ModelProto &model, llvm::StringRef f
     if (!rule)
       return ctx.fail("op type '" + printable(n.op_type()) + "' is not supported");
     if (opset < rule->sinceOpset)
-      return ctx.fail(n.op_type() + " needs opset " + llvm::Twine(rule->sinceOpset) +
-                      " or later");
+      return ctx.fail(n.op_type() + " needs opset " + llvm::Twine(rule->sinceOpset) + " or later");
     for (unsigned k = 0; k < rule->minInputs; ++k)
       if (!ctx.has(k))
         return ctx.fail("input " + llvm::Twine(k) + " is missing");
@@ -266,11 +264,11 @@ llvm::Expected<OnnxModel> importOnnxBytes(llvm::StringRef bytes, llvm::StringRef
                                           llvm::StringRef dataDir) {
   if (bytes.size() > size_t(INT_MAX))
     return makeError(fileName + ": the model is larger than 2 GiB, protobuf's limit (store "
-                     "the weights as external data)");
+                                "the weights as external data)");
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), int(bytes.size())))
     return makeError(fileName + ": not a valid ONNX model (the protobuf does not parse: the "
-                     "file is truncated or corrupt)");
+                                "file is truncated or corrupt)");
   return importModel(model, fileName, dataDir);
 }
 

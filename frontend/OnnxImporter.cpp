@@ -30,8 +30,8 @@ std::string printable(llvm::StringRef text) {
 }
 
 std::string nodeLabel(const onnx::NodeProto &node, int index) {
-  std::string who = node.name().empty() ? "#" + std::to_string(index)
-                                        : "'" + printable(node.name()) + "'";
+  std::string who =
+      node.name().empty() ? "#" + std::to_string(index) : "'" + printable(node.name()) + "'";
   return "node " + who + " (" + printable(node.op_type()) + ")";
 }
 

@@ -50,9 +50,9 @@ struct Importer {
   Graph graph;
   TensorMap weights;
   llvm::StringMap<Binding> env;
-  llvm::StringSet<> live;     ///< ONNX values some graph output depends on
-  llvm::StringSet<> taken;    ///< sinter value names in use
-  llvm::StringSet<> reserved; ///< graph output names, kept for the values they name
+  llvm::StringSet<> live;              ///< ONNX values some graph output depends on
+  llvm::StringSet<> taken;             ///< sinter value names in use
+  llvm::StringSet<> reserved;          ///< graph output names, kept for the values they name
   std::map<ConstPtr, ValueId> paramOf; ///< constants already made params
 
   /// `wanted` with every character a value name cannot hold replaced by '_'.
@@ -101,7 +101,7 @@ public:
   // Inputs. An empty input name (an omitted optional input) is absent.
   unsigned numInputs() const;
   bool has(unsigned i) const;
-  const Binding &in(unsigned i) const; ///< requires has(i)
+  const Binding &in(unsigned i) const;           ///< requires has(i)
   const ConstTensor *constant(unsigned i) const; ///< null when absent or not constant
   /// The constant input `i`, or an error saying that `what` must be a constant.
   llvm::Expected<const ConstTensor *> requireConst(unsigned i, llvm::StringRef what) const;
@@ -147,9 +147,9 @@ public:
 using LowerFn = llvm::Error (*)(NodeCtx &);
 struct LowerRule {
   const char *opType;
-  int64_t sinceOpset;  ///< the first opset with the semantics the rule implements
-  unsigned minInputs;  ///< inputs 0 .. minInputs-1 must be present
-  unsigned maxInputs;  ///< no more inputs than this
+  int64_t sinceOpset; ///< the first opset with the semantics the rule implements
+  unsigned minInputs; ///< inputs 0 .. minInputs-1 must be present
+  unsigned maxInputs; ///< no more inputs than this
   LowerFn lower;
 };
 /// Rules for convolutions, GEMMs, norms and pools (OnnxLowerNN.cpp).

@@ -34,11 +34,11 @@ llvm::Error unaryOp(NodeCtx &c, OpKind kind, llvm::ArrayRef<Attr> attrs = {}) {
   return llvm::Error::success();
 }
 
-#define SIMPLE_UNARY(Fn, Kind)                                                                \
-  llvm::Error Fn(NodeCtx &c) {                                                                \
-    if (auto err = c.onlyAttrs({}))                                                           \
-      return err;                                                                             \
-    return unaryOp(c, OpKind::Kind);                                                          \
+#define SIMPLE_UNARY(Fn, Kind)                                                                     \
+  llvm::Error Fn(NodeCtx &c) {                                                                     \
+    if (auto err = c.onlyAttrs({}))                                                                \
+      return err;                                                                                  \
+    return unaryOp(c, OpKind::Kind);                                                               \
   }
 SIMPLE_UNARY(lowerRelu, Relu)
 SIMPLE_UNARY(lowerSigmoid, Sigmoid)
@@ -336,7 +336,8 @@ llvm::Error lowerView(NodeCtx &c) {
     return shape.takeError();
   if (*shape == c.type(*x).shape)
     return passThrough(c);
-  auto r = c.emit(OpKind::Reshape, {Operand::ofValue(*x)}, {attr("shape", IntList(shape->begin(), shape->end()))});
+  auto r = c.emit(OpKind::Reshape, {Operand::ofValue(*x)},
+                  {attr("shape", IntList(shape->begin(), shape->end()))});
   if (!r)
     return r.takeError();
   c.bind(0, *r);
@@ -410,13 +411,14 @@ llvm::Error lowerTranspose(NodeCtx &c) {
     if (in[size_t(p)] == 1)
       continue;
     if (p < last)
-      return c.fail("a transpose that moves data (perm " + shapeStr(perm) + " of " +
-                    shapeStr(in) + ") is not supported");
+      return c.fail("a transpose that moves data (perm " + shapeStr(perm) + " of " + shapeStr(in) +
+                    ") is not supported");
     last = p;
   }
   if (out == in)
     return passThrough(c);
-  auto r = c.emit(OpKind::Reshape, {Operand::ofValue(*x)}, {attr("shape", IntList(out.begin(), out.end()))});
+  auto r = c.emit(OpKind::Reshape, {Operand::ofValue(*x)},
+                  {attr("shape", IntList(out.begin(), out.end()))});
   if (!r)
     return r.takeError();
   c.bind(0, *r);
@@ -443,8 +445,8 @@ llvm::Error lowerExpand(NodeCtx &c) {
     same = w == 1 || w == d;
   }
   if (!same)
-    return c.fail("expanding a computed tensor of shape " + shapeStr(in) + " to " +
-                  shapeStr(want) + " is not supported");
+    return c.fail("expanding a computed tensor of shape " + shapeStr(in) + " to " + shapeStr(want) +
+                  " is not supported");
   return passThrough(c);
 }
 

@@ -67,8 +67,8 @@ llvm::Expected<IntList> spatialInts(NodeCtx &c, llvm::StringRef name, unsigned n
 /// Begin and end pads per spatial dim, from `pads` or `auto_pad` (SAME_* computes them
 /// from the output size ceil(in / stride)).
 llvm::Error padsOf(NodeCtx &c, llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> kernel,
-                   llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation,
-                   IntList &begin, IntList &end) {
+                   llvm::ArrayRef<int64_t> stride, llvm::ArrayRef<int64_t> dilation, IntList &begin,
+                   IntList &end) {
   unsigned nd = unsigned(in.size());
   auto autoPad = c.getString("auto_pad", "NOTSET");
   if (!autoPad)
@@ -89,9 +89,8 @@ llvm::Error padsOf(NodeCtx &c, llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_
     return c.fail("auto_pad '" + *autoPad + "' is not supported");
   for (unsigned d = 0; d < nd; ++d) {
     int64_t out = (in[d] + stride[d] - 1) / stride[d];
-    int64_t total = std::max<int64_t>((out - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1 -
-                                          in[d],
-                                      0);
+    int64_t total =
+        std::max<int64_t>((out - 1) * stride[d] + (kernel[d] - 1) * dilation[d] + 1 - in[d], 0);
     begin[d] = *autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
     end[d] = total - begin[d];
   }
@@ -106,8 +105,7 @@ llvm::Error bindEmit(NodeCtx &c, llvm::Expected<ValueId> r) {
 }
 
 llvm::Error lowerConv(NodeCtx &c) {
-  if (auto err = c.onlyAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads",
-                              "strides"}))
+  if (auto err = c.onlyAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))
     return err;
   auto x = c.value(0);
   if (!x)
@@ -124,8 +122,7 @@ llvm::Error lowerConv(NodeCtx &c) {
   if (!ks)
     return ks.takeError();
   if (*ks && llvm::ArrayRef<int64_t>(**ks) != llvm::ArrayRef<int64_t>(kernel))
-    return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " +
-                  shapeStr(ws));
+    return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " + shapeStr(ws));
   auto stride = spatialInts(c, "strides", nd, 1), dilation = spatialInts(c, "dilations", nd, 1);
   if (!stride)
     return stride.takeError();
@@ -181,8 +178,7 @@ llvm::Error lowerConvTranspose(NodeCtx &c) {
   if (!ks)
     return ks.takeError();
   if (*ks && llvm::ArrayRef<int64_t>(**ks) != llvm::ArrayRef<int64_t>(kernel))
-    return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " +
-                  shapeStr(ws));
+    return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " + shapeStr(ws));
   auto stride = spatialInts(c, "strides", nd, 1), dilation = spatialInts(c, "dilations", nd, 1),
        outPad = spatialInts(c, "output_padding", nd, 0), pads = spatialInts(c, "pads", nd, 0, 2);
   for (auto *e : {&stride, &dilation, &outPad, &pads})
@@ -216,8 +212,8 @@ llvm::Error lowerConvTranspose(NodeCtx &c) {
         want.push_back(xs[2 + d] * (*stride)[d]);
     }
     if (want.size() != nd)
-      return c.fail("output_shape " + shapeStr(**outShape) + " does not have " +
-                    llvm::Twine(nd) + " spatial dims");
+      return c.fail("output_shape " + shapeStr(**outShape) + " does not have " + llvm::Twine(nd) +
+                    " spatial dims");
     for (unsigned d = 0; d < nd; ++d) {
       int64_t total = (*stride)[d] * (xs[2 + d] - 1) + (*outPad)[d] +
                       (kernel[d] - 1) * (*dilation)[d] + 1 - want[d];
@@ -295,7 +291,8 @@ llvm::Error lowerGemm(NodeCtx &c) {
   bool alphaDone = *alpha == 1.0;
   if (bc && (!*transB || *alpha != 1.0)) {
     int64_t rows = bs[0], cols = bs[1];
-    ConstTensor t = ConstTensor::zeros(ElemKind::F32, *transB ? Shape{rows, cols} : Shape{cols, rows});
+    ConstTensor t =
+        ConstTensor::zeros(ElemKind::F32, *transB ? Shape{rows, cols} : Shape{cols, rows});
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cols; ++k)
         t.f32[size_t(*transB ? r * cols + k : k * rows + r)] =
@@ -460,8 +457,8 @@ llvm::Expected<ValueId> shapedParam(NodeCtx &c, unsigned i, llvm::ArrayRef<int64
   if (!t || t->shape == Shape(shape.begin(), shape.end()))
     return c.value(i);
   if (t->numel() != checkedNumel(shape, kMaxElements))
-    return c.fail("input " + llvm::Twine(i) + " of shape " + shapeStr(t->shape) +
-                  " does not fit " + shapeStr(shape));
+    return c.fail("input " + llvm::Twine(i) + " of shape " + shapeStr(t->shape) + " does not fit " +
+                  shapeStr(shape));
   ConstTensor r = *t;
   r.shape.assign(shape.begin(), shape.end());
   return derivedParam(c, i, std::move(r));
@@ -490,8 +487,7 @@ llvm::Error lowerLayerNorm(NodeCtx &c) {
   if (*eps != 1e-5)
     attrs.push_back(attr("eps", *eps));
   llvm::SmallVector<Operand, 3> ops{Operand::ofValue(*x)};
-  bool noAffine =
-      constEquals(c.constant(1), 1.0) && (!c.has(2) || constEquals(c.constant(2), 0.0));
+  bool noAffine = constEquals(c.constant(1), 1.0) && (!c.has(2) || constEquals(c.constant(2), 0.0));
   if (!noAffine) {
     auto gamma = shapedParam(c, 1, normalized);
     if (!gamma)
@@ -610,8 +606,8 @@ template <OpKind Kind> llvm::Error lowerPool(NodeCtx &c) {
   if (!countPad)
     return countPad.takeError();
   IntList begin, end;
-  if (auto err = padsOf(c, llvm::ArrayRef<int64_t>(xs).drop_front(2), **kernel, *stride,
-                        *dilation, begin, end))
+  if (auto err = padsOf(c, llvm::ArrayRef<int64_t>(xs).drop_front(2), **kernel, *stride, *dilation,
+                        begin, end))
     return err;
   bool ceil = *ceilMode != 0;
   if (begin != end) {
@@ -627,8 +623,7 @@ template <OpKind Kind> llvm::Error lowerPool(NodeCtx &c) {
         int64_t k = (**kernel)[d], s = (*stride)[d], dl = (*dilation)[d];
         int64_t span = xs[2 + d] + begin[d] + end[d] - dl * (k - 1) - 1;
         int64_t onnxOut = (ceil ? (span + s - 1) / s : span / s) + 1;
-        ok = end[d] >= begin[d] &&
-             torchPoolOut(xs[2 + d], k, s, begin[d], dl, tryCeil) == onnxOut;
+        ok = end[d] >= begin[d] && torchPoolOut(xs[2 + d], k, s, begin[d], dl, tryCeil) == onnxOut;
       }
       if (ok && !match)
         match = tryCeil;

@@ -47,9 +47,7 @@ private:
   bool returned(ValueId v) const { return llvm::is_contained(g.results, v); }
 
   /// The single op reading `v`, when `v` is not also a graph result.
-  int onlyUser(ValueId v) const {
-    return users[v].size() == 1 && !returned(v) ? users[v][0] : -1;
-  }
+  int onlyUser(ValueId v) const { return users[v].size() == 1 && !returned(v) ? users[v][0] : -1; }
 
   /// For a mul / add op applied to chain value `v` with shape [N, C, *]: the per-channel
   /// param on its other side, or -1. `identity` is set when the other side is the number
@@ -147,7 +145,8 @@ void GroupNormMatcher::tryAt(int i) {
   llvm::SmallVector<Operand, 3> operands{Operand::ofValue(x)};
   if (gamma >= 0 || beta >= 0) {
     std::string base = g.values[g.ops[last].result].name;
-    gamma = gamma >= 0 ? asChannelVector(gamma, channels) : filledParam(base + "_gamma", channels, 1);
+    gamma =
+        gamma >= 0 ? asChannelVector(gamma, channels) : filledParam(base + "_gamma", channels, 1);
     beta = beta >= 0 ? asChannelVector(beta, channels) : filledParam(base + "_beta", channels, 0);
     operands.push_back(Operand::ofValue(gamma));
     operands.push_back(Operand::ofValue(beta));

@@ -127,9 +127,7 @@ std::optional<ConstTensor> Rewriter::constant(const std::string &name, int depth
 }
 
 /// The node index of `n` within `g`.
-int indexOf(const onnx::GraphProto &g, const onnx::NodeProto *n) {
-  return int(n - &g.node(0));
-}
+int indexOf(const onnx::GraphProto &g, const onnx::NodeProto *n) { return int(n - &g.node(0)); }
 
 bool Rewriter::softplus(int wi, std::map<int, std::string> &origins) {
   onnx::NodeProto &w = *g.mutable_node(wi);
@@ -243,10 +241,9 @@ bool Rewriter::pad(int pi, std::map<int, std::string> &origins) {
     for (const onnx::AttributeProto &a : n.attribute()) {
       if (a.name() == "auto_pad" && a.s() != "NOTSET")
         return false;
-      if (a.name() == "pads" &&
-          (a.ints_size() != 2 * (rank - 2) ||
-           (n.op_type() == "AveragePool" &&
-            llvm::any_of(a.ints(), [](int64_t v) { return v != 0; }))))
+      if (a.name() == "pads" && (a.ints_size() != 2 * (rank - 2) ||
+                                 (n.op_type() == "AveragePool" &&
+                                  llvm::any_of(a.ints(), [](int64_t v) { return v != 0; }))))
         return false;
     }
   }
@@ -265,7 +262,8 @@ bool Rewriter::pad(int pi, std::map<int, std::string> &origins) {
     }
     for (int64_t d = 2; d < rank; ++d) {
       padsAttr->set_ints(int(d - 2), padsAttr->ints(int(d - 2)) + b[size_t(d)]);
-      padsAttr->set_ints(int(rank - 2 + d - 2), padsAttr->ints(int(rank - 2 + d - 2)) + b[size_t(d)]);
+      padsAttr->set_ints(int(rank - 2 + d - 2),
+                         padsAttr->ints(int(rank - 2 + d - 2)) + b[size_t(d)]);
     }
     if (n.op_type() == "AveragePool") {
       onnx::AttributeProto *cip = nullptr;

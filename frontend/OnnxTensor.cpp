@@ -201,9 +201,8 @@ llvm::Expected<llvm::StringRef> ExternalData::bytes(llvm::StringRef location, ui
   // The ONNX spec wants a path relative to the model's folder; anything else could read
   // files the model has no business with.
   if (location.empty() || llvm::sys::path::is_absolute(location) ||
-      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
-                                          llvm::sys::path::end(location)),
-                         ".."))
+      llvm::is_contained(
+          llvm::make_range(llvm::sys::path::begin(location), llvm::sys::path::end(location)), ".."))
     return makeError("external data location '" + location +
                      "' must be a relative path inside the model's folder");
   auto it = files.find(location);
@@ -213,15 +212,14 @@ llvm::Expected<llvm::StringRef> ExternalData::bytes(llvm::StringRef location, ui
     auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
     if (!buf)
-      return makeError("cannot read external data file " + path + ": " +
-                       buf.getError().message());
+      return makeError("cannot read external data file " + path + ": " + buf.getError().message());
     it = files.try_emplace(location, std::move(*buf)).first;
   }
   llvm::StringRef all = it->second->getBuffer();
   if (offset > all.size() || length > all.size() - offset)
-    return makeError("external data [" + llvm::Twine(offset) + ", " +
-                     llvm::Twine(offset + length) + ") lies outside '" + location + "' (" +
-                     llvm::Twine(uint64_t(all.size())) + " bytes)");
+    return makeError("external data [" + llvm::Twine(offset) + ", " + llvm::Twine(offset + length) +
+                     ") lies outside '" + location + "' (" + llvm::Twine(uint64_t(all.size())) +
+                     " bytes)");
   return all.substr(offset, length);
 }
 

@@ -80,8 +80,7 @@ public:
   /// `dir` is the folder of the model file; empty means external data is not allowed.
   explicit ExternalData(std::string dir) : dir(std::move(dir)) {}
   /// The `length` bytes at `offset` of the file `location` (relative to the model's folder).
-  llvm::Expected<llvm::StringRef> bytes(llvm::StringRef location, uint64_t offset,
-                                        uint64_t length);
+  llvm::Expected<llvm::StringRef> bytes(llvm::StringRef location, uint64_t offset, uint64_t length);
 
 private:
   std::string dir;

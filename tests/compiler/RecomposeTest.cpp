@@ -63,10 +63,11 @@ TEST(Recompose, GeluErfInBothExportersOrders) {
 }
 
 TEST(Recompose, GeluTanhWithCubeOrSquare) {
-  expectRewrite("graph g(%x: f32[4,8]) { %sq = mul(%x, %x) %c = mul(%sq, %x) %k = mul(0.044715, %c) "
-                "%s = add(%x, %k) %u = mul(0.7978845608, %s) %t = tanh(%u) %a = add(%t, 1.0) "
-                "%h = mul(0.5, %a) %o = mul(%x, %h) return %o }",
-                "graph g(%x: f32[4,8]) { %o = gelu(%x) {approximate = \"tanh\"} return %o }");
+  expectRewrite(
+      "graph g(%x: f32[4,8]) { %sq = mul(%x, %x) %c = mul(%sq, %x) %k = mul(0.044715, %c) "
+      "%s = add(%x, %k) %u = mul(0.7978845608, %s) %t = tanh(%u) %a = add(%t, 1.0) "
+      "%h = mul(0.5, %a) %o = mul(%x, %h) return %o }",
+      "graph g(%x: f32[4,8]) { %o = gelu(%x) {approximate = \"tanh\"} return %o }");
   expectRewrite("graph g(%x: f32[4,8]) { %sq = mul(%x, %x) %k = mul(%sq, 0.044715) "
                 "%s = add(1.0, %k) %xs = mul(%x, %s) %u = mul(%xs, 0.7978845608) %t = tanh(%u) "
                 "%a = add(%t, 1.0) %xa = mul(%x, %a) %o = mul(%xa, 0.5) return %o }",

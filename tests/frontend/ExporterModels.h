@@ -27,7 +27,10 @@ inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::Ar
     b.node("Constant", {}, {p + "g"});
     OnnxBuilder::tensorAttr(b.graph().mutable_node(b.graph().node_size() - 1)[0], "value")
         ->set_data_type(onnx::TensorProto::INT64);
-    b.graph().mutable_node(b.graph().node_size() - 1)->mutable_attribute(0)->mutable_t()
+    b.graph()
+        .mutable_node(b.graph().node_size() - 1)
+        ->mutable_attribute(0)
+        ->mutable_t()
         ->add_int64_data(groups);
     b.node("Reshape", {p + "g", p + "neg1"}, {p + "group"});
     b.constantInts(p + "zero", {0});
@@ -47,8 +50,10 @@ inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::Ar
     OnnxBuilder::attrInt(back, "allowzero", 1);
     b.node("Constant", {}, {p + "c1"});
     OnnxBuilder::attrInt(b.graph().mutable_node(b.graph().node_size() - 1)[0], "value_int", 1);
-    b.graph().mutable_node(b.graph().node_size() - 1)->mutable_attribute(0)->set_type(
-        onnx::AttributeProto::INT);
+    b.graph()
+        .mutable_node(b.graph().node_size() - 1)
+        ->mutable_attribute(0)
+        ->set_type(onnx::AttributeProto::INT);
     b.constantInts(p + "rankm1", {int64_t(xs.size()) - 1});
     b.node("Squeeze", {p + "rankm1"}, {p + "rankm1s"});
     b.node("Range", {p + "c1", p + "rankm1s", p + "c1"}, {p + "axes"});
@@ -95,7 +100,8 @@ inline void groupNorm(OnnxBuilder &b, Exporter e, const std::string &x, llvm::Ar
 }
 
 /// F.gelu(x) as the exporters write it below opset 20 (erf) or with approximate="tanh".
-inline void geluFormula(OnnxBuilder &b, Exporter e, const std::string &x, bool tanh, const std::string &out) {
+inline void geluFormula(OnnxBuilder &b, Exporter e, const std::string &x, bool tanh,
+                        const std::string &out) {
   std::string p = out + "_gelu_";
   if (!tanh) {
     b.constant(p + "sqrt2", {1.4142135623730951f});

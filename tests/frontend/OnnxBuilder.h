@@ -79,8 +79,7 @@ public:
                         std::initializer_list<std::string> outputs, const std::string &name = "") {
     onnx::NodeProto *n = graph().add_node();
     n->set_op_type(op);
-    n->set_name(name.empty() ? "node_" + op + "_" + std::to_string(graph().node_size() - 1)
-                             : name);
+    n->set_name(name.empty() ? "node_" + op + "_" + std::to_string(graph().node_size() - 1) : name);
     for (const std::string &i : inputs)
       n->add_input(i);
     for (const std::string &o : outputs)

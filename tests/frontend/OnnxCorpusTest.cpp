@@ -113,17 +113,28 @@ private:
     case OpKind::Matmul:
       node("MatMul", {x, name(op.operands[1])}, out(op));
       return;
-    case OpKind::Relu: return unary(op, "Relu");
-    case OpKind::Sigmoid: return unary(op, "Sigmoid");
-    case OpKind::Tanh: return unary(op, "Tanh");
-    case OpKind::Exp: return unary(op, "Exp");
-    case OpKind::Log: return unary(op, "Log");
-    case OpKind::Abs: return unary(op, "Abs");
-    case OpKind::Neg: return unary(op, "Neg");
-    case OpKind::Sqrt: return unary(op, "Sqrt");
-    case OpKind::Erf: return unary(op, "Erf");
-    case OpKind::Hardswish: return unary(op, "HardSwish");
-    case OpKind::Mish: return unary(op, "Mish");
+    case OpKind::Relu:
+      return unary(op, "Relu");
+    case OpKind::Sigmoid:
+      return unary(op, "Sigmoid");
+    case OpKind::Tanh:
+      return unary(op, "Tanh");
+    case OpKind::Exp:
+      return unary(op, "Exp");
+    case OpKind::Log:
+      return unary(op, "Log");
+    case OpKind::Abs:
+      return unary(op, "Abs");
+    case OpKind::Neg:
+      return unary(op, "Neg");
+    case OpKind::Sqrt:
+      return unary(op, "Sqrt");
+    case OpKind::Erf:
+      return unary(op, "Erf");
+    case OpKind::Hardswish:
+      return unary(op, "HardSwish");
+    case OpKind::Mish:
+      return unary(op, "Mish");
     case OpKind::Silu: {
       std::string s = tmp();
       node("Sigmoid", {x}, s);
@@ -163,8 +174,7 @@ private:
     case OpKind::Softplus: {
       // torchlib: Where(x * beta > threshold, x, Softplus(x * beta) / beta).
       std::string beta = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("beta"))});
-      std::string th = b.constant("c" + std::to_string(fresh++),
-                                  {float(op.getFloat("threshold"))});
+      std::string th = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("threshold"))});
       std::string s = tmp(), sp = tmp(), d = tmp(), c = tmp();
       node("Mul", {x, beta}, s);
       node("Softplus", {s}, sp);
@@ -176,21 +186,35 @@ private:
     case OpKind::Hardtanh:
     case OpKind::Clamp: {
       bool h = op.kind == OpKind::Hardtanh;
-      std::string lo = h || op.hasAttr("min") ? b.constant("c" + std::to_string(fresh++),
-                                                           {float(op.getFloat(h ? "min_val" : "min"))})
-                                              : "";
-      std::string hi = h || op.hasAttr("max") ? b.constant("c" + std::to_string(fresh++),
-                                                           {float(op.getFloat(h ? "max_val" : "max"))})
-                                              : "";
+      std::string lo = h || op.hasAttr("min")
+                           ? b.constant("c" + std::to_string(fresh++),
+                                        {float(op.getFloat(h ? "min_val" : "min"))})
+                           : "";
+      std::string hi = h || op.hasAttr("max")
+                           ? b.constant("c" + std::to_string(fresh++),
+                                        {float(op.getFloat(h ? "max_val" : "max"))})
+                           : "";
       node("Clip", {x, lo, hi}, out(op));
       return;
     }
-    case OpKind::Add: node("Add", {x, name(op.operands[1])}, out(op)); return;
-    case OpKind::Sub: node("Sub", {x, name(op.operands[1])}, out(op)); return;
-    case OpKind::Mul: node("Mul", {x, name(op.operands[1])}, out(op)); return;
-    case OpKind::Div: node("Div", {x, name(op.operands[1])}, out(op)); return;
-    case OpKind::Maximum: node("Max", {x, name(op.operands[1])}, out(op)); return;
-    case OpKind::Minimum: node("Min", {x, name(op.operands[1])}, out(op)); return;
+    case OpKind::Add:
+      node("Add", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Sub:
+      node("Sub", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Mul:
+      node("Mul", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Div:
+      node("Div", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Maximum:
+      node("Max", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Minimum:
+      node("Min", {x, name(op.operands[1])}, out(op));
+      return;
     case OpKind::Sum:
     case OpKind::Mean:
     case OpKind::Max:
@@ -238,10 +262,10 @@ private:
         gamma = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 1.0f), {c});
         beta = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 0.0f), {c});
       }
-      onnx::NodeProto &n = bn ? node("BatchNormalization", {x, gamma, beta, name(op.operands[1]),
-                                                            name(op.operands[2])},
-                                     out(op))
-                              : node("InstanceNormalization", {x, gamma, beta}, out(op));
+      onnx::NodeProto &n =
+          bn ? node("BatchNormalization",
+                    {x, gamma, beta, name(op.operands[1]), name(op.operands[2])}, out(op))
+             : node("InstanceNormalization", {x, gamma, beta}, out(op));
       B::attrFloat(n, "epsilon", float(op.getFloat("eps")));
       return;
     }
@@ -320,8 +344,6 @@ TEST_P(OnnxCorpus, ImportsFusesAndComputesAsTheSir) {
 std::vector<std::string> smallCorpus() { return sirFiles(corpusDir() + "/small"); }
 
 INSTANTIATE_TEST_SUITE_P(Small, OnnxCorpus, ::testing::ValuesIn(smallCorpus()),
-                         [](const auto &info) {
-                           return llvm::sys::path::stem(info.param).str();
-                         });
+                         [](const auto &info) { return llvm::sys::path::stem(info.param).str(); });
 
 } // namespace

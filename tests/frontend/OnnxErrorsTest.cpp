@@ -29,7 +29,8 @@ TEST_F(OnnxErrors, UnsupportedOpNamesTheNode) {
   b.input("x", {2, 3});
   b.node("LSTM", {"x"}, {"y"}, "lstm0");
   b.output("y");
-  EXPECT_EQ(importError(b), m() + ": node 'lstm0' (LSTM, opset 20): op type 'LSTM' is not supported");
+  EXPECT_EQ(importError(b),
+            m() + ": node 'lstm0' (LSTM, opset 20): op type 'LSTM' is not supported");
 }
 
 TEST_F(OnnxErrors, OtherDomainsAreNotSupported) {
@@ -92,8 +93,13 @@ TEST_F(OnnxErrors, NonFloatInputs) {
 TEST_F(OnnxErrors, DynamicDims) {
   B b;
   b.input("x", {1, 3});
-  b.graph().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-      0)->set_dim_param("batch");
+  b.graph()
+      .mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
   b.node("Relu", {"x"}, {"y"});
   b.output("y");
   EXPECT_EQ(importError(b), m() + ": graph input 'x' has a dynamic dim 'batch' at axis 0 "
@@ -123,16 +129,14 @@ TEST_F(OnnxErrors, OpsetsOutsideThirteenToTwentyOne) {
     b.input("x", {2});
     b.node("Relu", {"x"}, {"y"});
     b.output("y");
-    EXPECT_EQ(importError(b), m() + ": opset " + std::to_string(opset) +
-                                  " is not supported (opsets 13 to 21 are)");
+    EXPECT_EQ(importError(b),
+              m() + ": opset " + std::to_string(opset) + " is not supported (opsets 13 to 21 are)");
   }
 }
 
 TEST_F(OnnxErrors, FilesThatAreNotModels) {
   std::string garbage = path("garbage.onnx");
-  {
-    std::ofstream(garbage) << "graph m(%x: f32[2]) {\n  return %x\n}\n";
-  }
+  { std::ofstream(garbage) << "graph m(%x: f32[2]) {\n  return %x\n}\n"; }
   auto e = importOnnx(garbage);
   ASSERT_FALSE(bool(e));
   EXPECT_EQ(llvm::toString(e.takeError()),
@@ -168,9 +172,10 @@ TEST_F(OnnxErrors, ExternalDataProblems) {
   llvm::sys::fs::remove(path("m.onnx.data"));
   e = importOnnx(path("m.onnx"));
   ASSERT_FALSE(bool(e));
-  EXPECT_EQ(llvm::toString(e.takeError()), m() + ": initializer 'w': cannot read external data "
-                                                 "file " + path("m.onnx.data") +
-                                                 ": No such file or directory");
+  EXPECT_EQ(llvm::toString(e.takeError()), m() +
+                                               ": initializer 'w': cannot read external data "
+                                               "file " +
+                                               path("m.onnx.data") + ": No such file or directory");
   // A location outside the model's folder.
   onnx::ModelProto model = b.model;
   onnx::TensorProto *t = model.mutable_graph()->mutable_initializer(0);
@@ -327,8 +332,7 @@ TEST_F(OnnxErrors, FuzzedModelsNeverCrashTheImporter) {
       check(bytes, "seed " + std::to_string(s)); // the seed itself imports
       ASSERT_EQ(refused, before) << "seed " << s << " must import: " << lastError;
       for (size_t len = 0; len < bytes.size(); len += 1 + bytes.size() / 97)
-        check(bytes.substr(0, len), "seed " + std::to_string(s) + " cut at " +
-                                        std::to_string(len));
+        check(bytes.substr(0, len), "seed " + std::to_string(s) + " cut at " + std::to_string(len));
       for (int k = 0; k < 500; ++k) {
         std::string mutated = bytes;
         int flips = 1 + int(rng() % 3);

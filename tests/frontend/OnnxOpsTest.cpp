@@ -387,7 +387,8 @@ TEST_F(OnnxOps, GroupNormalizationPerGroupAtOpset18) {
   B::attrInt(n, "num_groups", 3);
   b.output("y");
   OnnxModel m = import(b);
-  EXPECT_EQ(text(m.graph), text(sir(R"(graph m(%x: f32[2,6,3,3], %s: param f32[6], %t: param f32[6]) {
+  EXPECT_EQ(text(m.graph),
+            text(sir(R"(graph m(%x: f32[2,6,3,3], %s: param f32[6], %t: param f32[6]) {
   %y = group_norm(%x, %s, %t) {groups = 3}
   return %y
 })")));

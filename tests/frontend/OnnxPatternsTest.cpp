@@ -39,7 +39,8 @@ TEST_F(OnnxPatterns, GroupNormFromBothExportersIsOneOp) {
       graph m(%x: f32[2,8,3,5], %gamma: param f32[8], %beta: param f32[8]) {
         %o = group_norm(%x, %gamma, %beta) {groups = 4}
         return %o
-      })" : R"(
+      })"
+                                           : R"(
       graph m(%x: f32[2,8,3,5], %onnx__Mul_o: param f32[8], %onnx__Add_o: param f32[8]) {
         %o = group_norm(%x, %onnx__Mul_o, %onnx__Add_o) {groups = 4}
         return %o
@@ -174,9 +175,16 @@ TEST_F(OnnxPatterns, ShapeGatherUnsqueezeConcatFeedingReshape) {
   b.input("x", {3, 4, 5});
   b.node("Shape", {"x"}, {"shape"});
   b.constant("zero", {}, {}); // replaced below by an int64 scalar
-  b.graph().mutable_node(b.graph().node_size() - 1)->mutable_attribute(0)->mutable_t()->set_data_type(
-      onnx::TensorProto::INT64);
-  b.graph().mutable_node(b.graph().node_size() - 1)->mutable_attribute(0)->mutable_t()->add_int64_data(0);
+  b.graph()
+      .mutable_node(b.graph().node_size() - 1)
+      ->mutable_attribute(0)
+      ->mutable_t()
+      ->set_data_type(onnx::TensorProto::INT64);
+  b.graph()
+      .mutable_node(b.graph().node_size() - 1)
+      ->mutable_attribute(0)
+      ->mutable_t()
+      ->add_int64_data(0);
   auto &g = b.node("Gather", {"shape", "zero"}, {"n"});
   B::attrInt(g, "axis", 0);
   b.constantInts("axes", {0});
@@ -246,8 +254,7 @@ Graph reshaped(const Graph &g, std::vector<std::pair<std::string, std::string>> 
   return OnnxTest::sir(t);
 }
 
-class OnnxWorkloads : public OnnxTest,
-                      public ::testing::WithParamInterface<Exporter> {};
+class OnnxWorkloads : public OnnxTest, public ::testing::WithParamInterface<Exporter> {};
 
 TEST_P(OnnxWorkloads, FuseAsTheirSirFilesAtFullShape) {
   Exporter e = GetParam();
@@ -259,8 +266,8 @@ TEST_P(OnnxWorkloads, FuseAsTheirSirFilesAtFullShape) {
   Graph w3 = workload("s3_gemm_gn_min_bias.sir");
   // S3's weight is 256 MiB at full size: K is cut to 64 for the test (the plan's groups and
   // kernels do not depend on K; the device check runs the full size).
-  Graph w3small = reshaped(w3, {{"f32[1024,8192]", "f32[1024,64]"},
-                                {"f32[8192,8192]", "f32[8192,64]"}});
+  Graph w3small =
+      reshaped(w3, {{"f32[1024,8192]", "f32[1024,64]"}, {"f32[8192,8192]", "f32[8192,64]"}});
   std::vector<Case> cases;
   cases.push_back({s0(e, 16, 64, 128, 32), workload("s0_convt3d_relu_gn.sir"), "s0"});
   cases.push_back({s1(e, 128, 24, 32), workload("s1_conv3d_gn_mean.sir"), "s1"});

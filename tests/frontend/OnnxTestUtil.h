@@ -9,12 +9,12 @@
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/Pipeline.h"
 #include "frontend/OnnxImport.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Random.h"
 #include "ir/Reference.h"
-#include "compiler/Pipeline.h"
 #include "tests/frontend/OnnxBuilder.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -76,9 +76,9 @@ public:
       for (const Attr &a : op.attrs) {
         const AttrSpec *spec = op.info().findAttr(a.name);
         AttrValue v = a.value;
-        if (auto *list = std::get_if<IntList>(&v); list && spec->kind == AttrKind::Spatial &&
-                                                   !list->empty() &&
-                                                   llvm::all_of(*list, [&](int64_t x) { return x == (*list)[0]; }))
+        if (auto *list = std::get_if<IntList>(&v);
+            list && spec->kind == AttrKind::Spatial && !list->empty() &&
+            llvm::all_of(*list, [&](int64_t x) { return x == (*list)[0]; }))
           v = (*list)[0];
         bool isDefault = spec && spec->hasDefault && spec->defaultFrom.empty() &&
                          (v == spec->defaultValue ||
@@ -101,8 +101,8 @@ public:
       if (t.data_type() != onnx::TensorProto::FLOAT)
         continue;
       Shape shape(t.dims().begin(), t.dims().end());
-      out[t.name()] = HostTensor(shape, std::vector<float>(t.float_data().begin(),
-                                                           t.float_data().end()));
+      out[t.name()] =
+          HostTensor(shape, std::vector<float>(t.float_data().begin(), t.float_data().end()));
     }
     return out;
   }
@@ -110,8 +110,8 @@ public:
   /// Evaluates the model and `expected` on the same random inputs (seed 1) and the model's
   /// weights (a .sir param binds the weight of the same name); every output must agree to
   /// `tolerance` relative L2.
-  static void expectSameResults(const OnnxModel &m, const Graph &expected,
-                                double tolerance = 1e-12, const TensorMap &extra = {}) {
+  static void expectSameResults(const OnnxModel &m, const Graph &expected, double tolerance = 1e-12,
+                                const TensorMap &extra = {}) {
     TensorMap bindings = randomBindings(expected, 1, /*params=*/false);
     for (const auto &[name, t] : m.weights)
       bindings.emplace(name, t);

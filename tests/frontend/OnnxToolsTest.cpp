@@ -75,8 +75,8 @@ TEST_F(OnnxCli, VerifyPrintsTheImportedGraphWithItsNodes) {
 }
 
 TEST_F(OnnxCli, EvalUsesTheModelsWeightsUnlessParamsOverride) {
-  Outcome o = sinterc("eval " + path("mlp.onnx") + " --inputs " + path("x.safetensors") +
-                      " -o " + path("out.safetensors"));
+  Outcome o = sinterc("eval " + path("mlp.onnx") + " --inputs " + path("x.safetensors") + " -o " +
+                      path("out.safetensors"));
   ASSERT_EQ(o.status, 0) << o.err;
   auto out = readSafetensors(path("out.safetensors"));
   ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());

@@ -101,7 +101,8 @@ Subcommand registerCheck(CLI::App &app) {
       app.add_subcommand("check", "Compare the GPU result with the float64 CPU reference");
   sub->footer(
       "Every argument is drawn at random from --seed (weights, inputs, and norm gamma/beta\n"
-      "too), except params given by --params or stored in an ONNX model. Prints each output's relative L2 error ||gpu - ref|| / ||ref|| and max abs\n"
+      "too), except params given by --params or stored in an ONNX model. Prints each\n"
+      "output's relative L2 error ||gpu - ref|| / ||ref|| and max abs\n"
       "error; exits 1 when one is over the tolerance: 1e-5 when every kernel is\n"
       "fp32-accurate, 2e-3 when one multiplies in TF32 (--precision auto allows TF32\n"
       "convolutions, fp32 forbids TF32, tf32 allows it everywhere). The reference runs on\n"

@@ -1,9 +1,10 @@
 //===- tools/sinterc/Eval.cpp - `sinterc eval`: the float64 CPU reference ------------===//
 //
 // Runs a graph through the CPU reference interpreter (ir/Reference.h) on tensors read from
-// safetensors files (an ONNX model's params default to its own weights) and writes the results, rounded to f32, as a safetensors file named by
-// the returned values. It needs no GPU: it is the oracle that `sinterc check` and the tests
-// compare the GPU against, and what tests/torch/crosscheck.py compares with PyTorch.
+// safetensors files (an ONNX model's params default to its own weights) and writes the
+// results, rounded to f32, as a safetensors file named by the returned values. It needs no
+// GPU: it is the oracle that `sinterc check` and the tests compare the GPU against, and what
+// tests/torch/crosscheck.py compares with PyTorch.
 //
 //===--------------------------------------------------------------------------------===//
 #include "Subcommand.h"

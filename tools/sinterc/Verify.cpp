@@ -2,8 +2,8 @@
 //
 // Parses a .sir file, verifies every graph and infers every type, then prints the graph(s)
 // back with each op's inferred `: type`. An ONNX model is imported and printed the same way,
-// each op followed by the model's node(s) it came from. It is the quickest way to see what shapes a graph
-// produces, or where and why it is malformed.
+// each op followed by the model's node(s) it came from. It is the quickest way to see what
+// shapes a graph produces, or where and why it is malformed.
 //
 //===--------------------------------------------------------------------------------===//
 #include "Subcommand.h"
@@ -38,8 +38,8 @@ llvm::Error runVerify(const VerifyOptions &opts) {
       values += t.numel();
     llvm::outs() << "# " << opts.file << ": ONNX opset " << model->opset
                  << (model->producer.empty() ? "" : ", from " + model->producer) << "; "
-                 << model->weights.size() << " params with their values in the file ("
-                 << values << " numbers)\n"
+                 << model->weights.size() << " params with their values in the file (" << values
+                 << " numbers)\n"
                  << printGraph(model->graph);
     return llvm::Error::success();
   }

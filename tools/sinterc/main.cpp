@@ -33,8 +33,8 @@ llvm::Expected<LoadedGraph> loadGraphFile(llvm::StringRef path, llvm::StringRef 
     if (!model)
       return model.takeError();
     if (!graphName.empty() && graphName != model->graph.name)
-      return makeError(path + ": the imported graph is named '" + model->graph.name +
-                       "', not '" + graphName + "'");
+      return makeError(path + ": the imported graph is named '" + model->graph.name + "', not '" +
+                       graphName + "'");
     return LoadedGraph{std::move(model->graph), std::move(model->weights)};
   }
   auto graphs = parseSirFile(path);
@@ -84,10 +84,10 @@ using namespace sinter::tool;
 int main(int argc, char **argv) {
   CLI::App app{"sinterc: the sinter graph compiler's offline driver.\n\n"
                "Graphs are .sir text files (see docs and ../shared/design/IR.md) or ONNX models\n"
-               "(.onnx, docs/onnx.md), whose weights are used unless --params gives others;\n"
-               "tensors go in and out as f32 safetensors files whose names are the graph's argument and\n"
-               "result names without '%'. Exit status: 0 ok, 1 bad input or failed check\n"
-               "(one line on stderr), 2 internal error.\n",
+               "(.onnx, docs/onnx.md), whose weights are used unless --params gives others.\n"
+               "Tensors go in and out as f32 safetensors files whose names are the graph's\n"
+               "argument and result names without '%'. Exit status: 0 ok, 1 bad input or\n"
+               "failed check (one line on stderr), 2 internal error.\n",
                "sinterc"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for every subcommand");
