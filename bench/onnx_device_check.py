@@ -73,6 +73,25 @@ def sinterc(binary, args, timeout=600):
         return 124, "", f"timed out after {timeout} s"
 
 
+def strip_returned_dropout(sir_text):
+    """The .sir without a dropout whose result is returned (exporters drop dropout at
+    inference; the .sir keeps a returned one as a copy kernel). Its name goes to its input."""
+    ret = re.search(r"return\s+%([A-Za-z0-9_.]+)\s*\n", sir_text)
+    if not ret:
+        return sir_text
+    out = ret.group(1)
+    d = re.search(r"^[ \t]*%" + re.escape(out) + r"\s*=\s*dropout\(%([A-Za-z0-9_.]+)\)[^\n]*\n",
+                  sir_text, re.M)
+    if not d:
+        return sir_text
+    text = sir_text.replace(d.group(0), "")
+    return re.sub(r"%" + re.escape(d.group(1)) + r"(?![A-Za-z0-9_.])", "%" + out, text)
+
+
+# ONNX has one op for these pairs of the catalog: Clip (hardtanh, clamp), Reshape (flatten).
+SAME_OP = {"hardtanh": "clamp", "flatten": "reshape"}
+
+
 def plan_of(explain_text):
     """The comparable part of `sinterc explain`: kernel count, each group's pattern and op
     kinds, each kernel's template and role (names of values and kernels left out)."""
@@ -98,7 +117,7 @@ def plan_of(explain_text):
                 continue
             o = re.match(r"\s+%\S+ = (\w+)\(", line)
             if o:
-                ops.append(o.group(1))
+                ops.append(SAME_OP.get(o.group(1), o.group(1)))
     if current is not None:
         groups.append(current + " [" + " ".join(ops) + "]")
     templates = re.findall(r"^\s+\d+\s+\d+\s+\S+\s+(\S+\.cuh)", explain_text, re.M)
@@ -138,11 +157,17 @@ def make_module(fn, params, input_names):
                                                               requires_grad=False))
             self.pnames = list(params)
 
-        def forward(self, *xs):
+        def run(self, xs):
             t = {k: getattr(self, k) for k in self.pnames}
             t.update(zip(input_names, xs))
             return fn(t)
 
+    # forward(self, x, ...) with the inputs' own names (the exporters name graph inputs
+    # after them, and tracing is simplest with plain positional arguments).
+    args = ", ".join(input_names)
+    ns = {}
+    exec(f"def forward(self, {args}):\n    return self.run(({args},))\n", ns)
+    Graph.forward = ns["forward"]
     return Graph().eval()
 
 
@@ -237,6 +262,7 @@ def check_workload(name, item, args, work, deadline):
                 row["status"] = "run error: " + short(err)
                 continue
             got = load_tensors(out_file)[rets[0]].cuda()
+            os.remove(out_file)
             row["rel_l2"] = rel_l2(got, ref)
             with torch.no_grad():
                 eager = f(tensors)
@@ -286,7 +312,7 @@ def corpus_one(task):
         os.makedirs(gdir, exist_ok=True)
         sir = os.path.join(gdir, name + ".sir")
         with open(sir, "w") as fh:
-            fh.write(g.sir())
+            fh.write(strip_returned_dropout(g.sir()))
         path = os.path.join(gdir, name + ".onnx")
         module = make_module(twin, params, inputs)
         row["export_s"] = round(export(module, [t[k] for k in inputs], path, exporter, inputs,
@@ -348,9 +374,12 @@ def run_corpus(names, args, work, deadline):
     except TimeoutError:
         print("  corpus: time budget spent; the rest is skipped", flush=True)
     finally:
+        # Workers still busy when the budget ran out are stopped, not waited for.
+        procs = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
     done = {(r["graph"], r["exporter"]) for r in rows}
     for n, e, *_ in tasks:
         if (n, e) not in done:
@@ -444,7 +473,13 @@ def main(argv=None):
                 if only and name not in only:
                     continue
                 print(f"== workload {name}", flush=True)
-                for row in check_workload(name, items[name], args, work, deadline):
+                try:
+                    got = check_workload(name, items[name], args, work, deadline)
+                except Exception as e:  # noqa: BLE001 - recorded, the next workload goes on
+                    got = [{"graph": name, "exporter": ex, "kind": "workload",
+                            "status": "exception: " + short(e),
+                            "traceback": traceback.format_exc()[-2000:]} for ex in EXPORTERS]
+                for row in got:
                     rows.append(row)
                     print(f"  {name} {row['exporter']:11s} {row['status'][:100]}", flush=True)
                 items[name] = None

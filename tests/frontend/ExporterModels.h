@@ -3,12 +3,18 @@
 // Builders shared by the pattern and fuzz tests: GroupNorm and GELU as torch.onnx.export
 // writes them at opset 20 (the dynamo exporter's torchlib functions before its optimizer
 // folds anything, and the TorchScript exporter's symbolic functions after its constant
-// folding), and the five workloads of ../shared/workloads at any size.
+// folding), the five workloads of ../shared/workloads at any size, and any sinter graph
+// written back op by op as the exporter writes each op (ExporterWriter).
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
 #include "tests/frontend/OnnxBuilder.h"
+
+#include "ir/Graph.h"
+#include "ir/Tensor.h"
+
+#include <algorithm>
 
 namespace sinter::test {
 
@@ -216,6 +222,284 @@ inline OnnxBuilder s4(int64_t n, int64_t d, int64_t h, int64_t w) {
   OnnxBuilder::attrInt(ct, "group", 4);
   b.output("y");
   return b;
+}
+
+/// Writes a sinter graph back as an ONNX model the way `e` exports each op at opset 20 (its
+/// GroupNorm pattern; the dynamo exporter's torchlib forms for the rest), params as
+/// initializers with the values of `weights`.
+class ExporterWriter {
+public:
+  ExporterWriter(const Graph &g, const TensorMap &weights, Exporter e)
+      : g(g), weights(weights), exporter(e) {}
+
+  OnnxBuilder run() {
+    for (ValueId a : g.args) {
+      const Value &v = g.value(a);
+      if (v.kind == ValueKind::Input)
+        b.input(v.name, v.type.shape);
+      else
+        b.weight(v.name, v.type.shape, weights.at(v.name).data);
+    }
+    for (const Op &op : g.ops)
+      lower(op);
+    for (ValueId r : g.results)
+      b.output(g.value(r).name, g.type(r).shape);
+    return b;
+  }
+
+private:
+  const Graph &g;
+  const TensorMap &weights;
+  Exporter exporter;
+  OnnxBuilder b;
+  int fresh = 0;
+
+  std::string name(const Operand &o) {
+    if (!o.isScalar())
+      return g.value(o.value).name;
+    return b.constant("c" + std::to_string(fresh++), {float(o.scalar)});
+  }
+  std::string out(const Op &op) const { return g.value(op.result).name; }
+  std::string tmp() { return "t" + std::to_string(fresh++); }
+  std::string ints(const IntList &v) {
+    std::string n = "i" + std::to_string(fresh++);
+    b.ints(n, {int64_t(v.size())}, std::vector<int64_t>(v.begin(), v.end()));
+    return n;
+  }
+  static void listAttr(onnx::NodeProto &n, const std::string &attr, const IntList &v) {
+    auto *a = n.add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+      a->add_ints(x);
+  }
+  static IntList twice(const IntList &v) {
+    IntList r = v;
+    r.append(v.begin(), v.end());
+    return r;
+  }
+  onnx::NodeProto &node(const std::string &type, std::initializer_list<std::string> in,
+                        const std::string &result) {
+    return b.node(type, in, {result});
+  }
+
+  void unary(const Op &op, const char *type) { node(type, {name(op.operands[0])}, out(op)); }
+
+  void lower(const Op &op) {
+    const std::string x = op.operands.empty() ? "" : name(op.operands[0]);
+    unsigned nd = op.operands.empty() || op.operands[0].isScalar()
+                      ? 0
+                      : std::max(2u, g.type(op.operands[0].value).rank()) - 2;
+    switch (op.kind) {
+    case OpKind::Conv:
+    case OpKind::ConvTranspose: {
+      bool t = op.kind == OpKind::ConvTranspose;
+      onnx::NodeProto &n = b.node(t ? "ConvTranspose" : "Conv", {}, {out(op)});
+      for (const Operand &o : op.operands)
+        n.add_input(name(o));
+      listAttr(n, "strides", op.getSpatial("stride", nd));
+      listAttr(n, "pads", twice(op.getSpatial("padding", nd)));
+      listAttr(n, "dilations", op.getSpatial("dilation", nd));
+      if (t)
+        listAttr(n, "output_padding", op.getSpatial("output_padding", nd));
+      OnnxBuilder::attrInt(n, "group", op.getInt("groups"));
+      return;
+    }
+    case OpKind::Linear: {
+      onnx::NodeProto &n = b.node("Gemm", {}, {out(op)});
+      for (const Operand &o : op.operands)
+        n.add_input(name(o));
+      OnnxBuilder::attrInt(n, "transB", 1);
+      return;
+    }
+    case OpKind::Matmul:
+      node("MatMul", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Relu:
+      return unary(op, "Relu");
+    case OpKind::Sigmoid:
+      return unary(op, "Sigmoid");
+    case OpKind::Tanh:
+      return unary(op, "Tanh");
+    case OpKind::Exp:
+      return unary(op, "Exp");
+    case OpKind::Log:
+      return unary(op, "Log");
+    case OpKind::Abs:
+      return unary(op, "Abs");
+    case OpKind::Neg:
+      return unary(op, "Neg");
+    case OpKind::Sqrt:
+      return unary(op, "Sqrt");
+    case OpKind::Erf:
+      return unary(op, "Erf");
+    case OpKind::Hardswish:
+      return unary(op, "HardSwish");
+    case OpKind::Mish:
+      return unary(op, "Mish");
+    case OpKind::Silu: {
+      std::string s = tmp();
+      node("Sigmoid", {x}, s);
+      node("Mul", {x, s}, out(op));
+      return;
+    }
+    case OpKind::Rsqrt: {
+      std::string s = tmp();
+      node("Sqrt", {x}, s);
+      node("Reciprocal", {s}, out(op));
+      return;
+    }
+    case OpKind::Hardsigmoid: {
+      auto &n = node("HardSigmoid", {x}, out(op));
+      OnnxBuilder::attrFloat(n, "alpha", float(1.0 / 6));
+      OnnxBuilder::attrFloat(n, "beta", 0.5f);
+      return;
+    }
+    case OpKind::Gelu: {
+      auto &n = node("Gelu", {x}, out(op));
+      OnnxBuilder::attrString(n, "approximate", op.getEnum("approximate"));
+      return;
+    }
+    case OpKind::LeakyRelu: {
+      auto &n = node("LeakyRelu", {x}, out(op));
+      OnnxBuilder::attrFloat(n, "alpha", float(op.getFloat("negative_slope")));
+      return;
+    }
+    case OpKind::Elu: {
+      std::string one = b.constant("c" + std::to_string(fresh++), {1.0f}), s = tmp(), e = tmp();
+      node("Mul", {x, one}, s);
+      auto &n = node("Elu", {s}, e);
+      OnnxBuilder::attrFloat(n, "alpha", float(op.getFloat("alpha")));
+      node("Mul", {e, one}, out(op));
+      return;
+    }
+    case OpKind::Softplus: {
+      // torchlib: Where(x * beta > threshold, x, Softplus(x * beta) / beta).
+      std::string beta = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("beta"))});
+      std::string th = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("threshold"))});
+      std::string s = tmp(), sp = tmp(), d = tmp(), c = tmp();
+      node("Mul", {x, beta}, s);
+      node("Softplus", {s}, sp);
+      node("Div", {sp, beta}, d);
+      node("Greater", {s, th}, c);
+      node("Where", {c, x, d}, out(op));
+      return;
+    }
+    case OpKind::Hardtanh:
+    case OpKind::Clamp: {
+      bool h = op.kind == OpKind::Hardtanh;
+      std::string lo = h || op.hasAttr("min")
+                           ? b.constant("c" + std::to_string(fresh++),
+                                        {float(op.getFloat(h ? "min_val" : "min"))})
+                           : "";
+      std::string hi = h || op.hasAttr("max")
+                           ? b.constant("c" + std::to_string(fresh++),
+                                        {float(op.getFloat(h ? "max_val" : "max"))})
+                           : "";
+      node("Clip", {x, lo, hi}, out(op));
+      return;
+    }
+    case OpKind::Add:
+      node("Add", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Sub:
+      node("Sub", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Mul:
+      node("Mul", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Div:
+      node("Div", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Maximum:
+      node("Max", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Minimum:
+      node("Min", {x, name(op.operands[1])}, out(op));
+      return;
+    case OpKind::Sum:
+    case OpKind::Mean:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::Logsumexp: {
+      const char *type = op.kind == OpKind::Sum    ? "ReduceSum"
+                         : op.kind == OpKind::Mean ? "ReduceMean"
+                         : op.kind == OpKind::Max  ? "ReduceMax"
+                         : op.kind == OpKind::Min  ? "ReduceMin"
+                                                   : "ReduceLogSumExp";
+      auto &n = node(type, {x, ints(op.getInts("dims"))}, out(op));
+      OnnxBuilder::attrInt(n, "keepdims", op.getBool("keepdim"));
+      return;
+    }
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax: {
+      auto &n = node(op.kind == OpKind::Softmax ? "Softmax" : "LogSoftmax", {x}, out(op));
+      OnnxBuilder::attrInt(n, "axis", op.getInt("dim"));
+      return;
+    }
+    case OpKind::GroupNorm: {
+      const Shape &xs = g.type(op.operands[0].value).shape;
+      groupNorm(b, exporter, x, xs, op.getInt("groups"), name(op.operands[1]),
+                name(op.operands[2]), out(op), float(op.getFloat("eps")));
+      return;
+    }
+    case OpKind::LayerNorm: {
+      auto &n = b.node("LayerNormalization", {}, {out(op), "", ""});
+      for (const Operand &o : op.operands)
+        n.add_input(name(o));
+      OnnxBuilder::attrInt(n, "axis", -int64_t(op.getInts("normalized_shape").size()));
+      OnnxBuilder::attrFloat(n, "epsilon", float(op.getFloat("eps")));
+      return;
+    }
+    case OpKind::BatchNorm:
+    case OpKind::InstanceNorm: {
+      bool bn = op.kind == OpKind::BatchNorm;
+      int64_t c = g.type(op.operands[0].value).shape[1];
+      std::string gamma, beta;
+      size_t affine = bn ? 3 : 1;
+      if (op.operands.size() > affine) {
+        gamma = name(op.operands[affine]);
+        beta = name(op.operands[affine + 1]);
+      } else {
+        gamma = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 1.0f), {c});
+        beta = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 0.0f), {c});
+      }
+      onnx::NodeProto &n =
+          bn ? node("BatchNormalization",
+                    {x, gamma, beta, name(op.operands[1]), name(op.operands[2])}, out(op))
+             : node("InstanceNormalization", {x, gamma, beta}, out(op));
+      OnnxBuilder::attrFloat(n, "epsilon", float(op.getFloat("eps")));
+      return;
+    }
+    case OpKind::MaxPool:
+    case OpKind::AvgPool: {
+      bool mx = op.kind == OpKind::MaxPool;
+      auto &n = node(mx ? "MaxPool" : "AveragePool", {x}, out(op));
+      listAttr(n, "kernel_shape", op.getSpatial("kernel_size", nd));
+      listAttr(n, "strides", op.getSpatial("stride", nd));
+      listAttr(n, "pads", twice(op.getSpatial("padding", nd)));
+      if (mx)
+        listAttr(n, "dilations", op.getSpatial("dilation", nd));
+      else
+        OnnxBuilder::attrInt(n, "count_include_pad", op.getBool("count_include_pad"));
+      OnnxBuilder::attrInt(n, "ceil_mode", op.getBool("ceil_mode"));
+      return;
+    }
+    case OpKind::Reshape:
+    case OpKind::Flatten: {
+      const Shape &s = g.type(op.result).shape;
+      node("Reshape", {x, ints(IntList(s.begin(), s.end()))}, out(op));
+      return;
+    }
+    case OpKind::Dropout:
+      node("Identity", {x}, out(op));
+      return;
+    }
+  }
+};
+
+inline OnnxBuilder writeAsExporter(const Graph &g, const TensorMap &weights, Exporter e) {
+  return ExporterWriter(g, weights, e).run();
 }
 
 } // namespace sinter::test
