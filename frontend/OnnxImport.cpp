@@ -80,7 +80,7 @@ llvm::Expected<Shape> inputShape(const std::string &file, const onnx::ValueInfoP
 }
 
 const LowerRule *findRule(llvm::StringRef key) {
-  for (llvm::ArrayRef<LowerRule> rules : {nnRules(), mathRules()})
+  for (llvm::ArrayRef<LowerRule> rules : {nnRules(), normRules(), mathRules()})
     for (const LowerRule &r : rules)
       if (key == r.opType)
         return &r;

@@ -4,9 +4,9 @@
 // An import walks the model's live nodes in order. Each ONNX value name is bound either to
 // a sinter value or to a constant; a node whose inputs are all constant is folded
 // (OnnxFold.cpp), any other is lowered by the rule for its op type (OnnxLowerNN.cpp,
-// OnnxLowerMath.cpp) through a NodeCtx, which reads the node's inputs and attributes, turns
-// constants into params or scalar operands, emits sinter ops tagged with the node, and puts
-// the node's name, op type and opset on every error.
+// OnnxLowerNorm.cpp, OnnxLowerMath.cpp) through a NodeCtx, which reads the node's inputs and
+// attributes, turns constants into params or scalar operands, emits sinter ops tagged with
+// the node, and puts the node's name, op type and opset on every error.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -152,8 +152,10 @@ struct LowerRule {
   unsigned maxInputs; ///< no more inputs than this
   LowerFn lower;
 };
-/// Rules for convolutions, GEMMs, norms and pools (OnnxLowerNN.cpp).
+/// Rules for convolutions and GEMMs (OnnxLowerNN.cpp).
 llvm::ArrayRef<LowerRule> nnRules();
+/// Rules for norms and pools (OnnxLowerNorm.cpp).
+llvm::ArrayRef<LowerRule> normRules();
 /// Rules for elementwise ops, reductions, softmax and views (OnnxLowerMath.cpp).
 llvm::ArrayRef<LowerRule> mathRules();
 
