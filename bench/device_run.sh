@@ -6,7 +6,10 @@
 #      scale against the float64 CPU reference);
 #   3. bench/corpus_bench.py over the full-size corpus (sinter vs eager vs torch.compile, and a
 #      second sinter binary for before/after when one was carried);
-#   4. bench/side_by_side.py on the five workloads.
+#   4. bench/side_by_side.py on the five workloads;
+#   5. (STEPS=onnx, not in the default list) bench/onnx_device_check.py: the five workloads and
+#      the corpus exported by both PyTorch exporters, imported by the carried sinterc, fused
+#      and run against PyTorch (about four minutes; ONNX_BUDGET seconds, default 270).
 # Prepare here with bench/device_prepare.sh (it fills CARRY, default .carry/run); on the GPU
 # machine, from the repository root:  bench/device_run.sh [CARRY]   (results under $OUT)
 # STEPS (default "generic tests corpus workloads") picks the steps and their order; CORPUS_ARGS adds arguments to
@@ -54,6 +57,15 @@ step_workloads() {
   timeout 300 python3 bench/side_by_side.py --bench-bin "$carry/sinter_bench" \
     --workloads "$carry/workloads" --out "$out" --iterations 30 > "$out/workloads.log" 2>&1
   echo "rc=$?"; tail -12 "$out/workloads.log"
+}
+
+step_onnx() {
+  echo "== onnx"
+  [ -x "$carry/sinterc" ] || { echo "no sinterc in $carry (bench/device_prepare.sh copies it)"; return 0; }
+  timeout "${ONNX_TIMEOUT:-330}" python3 bench/onnx_device_check.py --sinterc "$carry/sinterc" \
+    --workloads "$carry/workloads" --out "$out" --budget "${ONNX_BUDGET:-270}" ${ONNX_ARGS:-} \
+    > "$out/onnx.log" 2>&1
+  echo "rc=$?"; tail -120 "$out/onnx.log"
 }
 
 for s in $steps; do

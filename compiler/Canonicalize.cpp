@@ -1,6 +1,8 @@
 //===- compiler/Canonicalize.cpp - normalising a graph before fusion ---------------===//
 #include "compiler/Canonicalize.h"
 
+#include "compiler/Recompose.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <optional>
@@ -141,10 +143,18 @@ bool canonicalize(Graph &g) {
     replaceUses(g, op.result, in);
     changed = true;
   }
-  // Scalar chains.
+  // Formulas spelled out op by op (exported GELU, silu, logsumexp, ...): the catalog's op.
+  if (recompose(g))
+    changed = true;
+  // Scalar chains (which can leave x * 1 behind: recompose drops it).
+  bool folded = false;
   for (int i = 0; i < int(g.ops.size()); ++i)
     if (foldScalarPair(g, i, useCounts(g)))
-      changed = true;
+      folded = true;
+  if (folded) {
+    changed = true;
+    recompose(g);
+  }
   return removeDead(g) || changed;
 }
 

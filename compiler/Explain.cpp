@@ -130,8 +130,13 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
     if (grp.tail != TailKind::None)
       os << ", " << tailName(grp.tail);
     os << ")\n";
-    for (int op : grp.ops())
-      os << "    " << opText(g, g.ops[op]) << "\n";
+    for (int op : grp.ops()) {
+      os << "    " << opText(g, g.ops[op]);
+      // An imported graph's ops name the model's nodes they came from.
+      if (!g.ops[op].origin.empty())
+        os << "   # " << g.ops[op].origin;
+      os << "\n";
+    }
   }
 
   os << "\nkernels (launch order)\n";

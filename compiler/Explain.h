@@ -4,7 +4,7 @@
 // turns a pipeline result into a readable report: every fusion group with its pattern and
 // ops, then a table of kernels in launch order (template, tile configuration, math mode,
 // bytes moved, FLOPs and the roofline floor on the target from compiler/Roofline.h), the
-// baked shapes of each kernel, and totals; with `why` also every pattern that was tried at
+// baked shapes of each kernel, and totals (an op imported from a model names its nodes); with `why` also every pattern that was tried at
 // an anchor and did not apply, with the reason. renderDot writes the canonicalized graph as
 // a Graphviz digraph whose clusters are the fusion groups.
 //

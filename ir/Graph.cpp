@@ -3,6 +3,7 @@
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace sinter {
@@ -121,7 +122,24 @@ std::string Graph::locStr(const Op &op) const {
   if (op.loc.valid())
     return (file.empty() ? std::string("<input>") : file) + ":" + std::to_string(op.loc.line) +
            ":" + std::to_string(op.loc.col);
+  if (!op.origin.empty())
+    return (file.empty() ? std::string() : file + ": ") + op.origin;
   return "%" + values[op.result].name;
+}
+
+std::string joinOrigins(const Graph &graph, llvm::ArrayRef<int> ops) {
+  llvm::SmallVector<int, 8> sorted(ops.begin(), ops.end());
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  llvm::SmallVector<llvm::StringRef, 8> seen;
+  for (int i : sorted) {
+    const std::string &o = graph.ops[i].origin;
+    if (o.empty() || std::find(seen.begin(), seen.end(), o) != seen.end())
+      continue;
+    seen.push_back(o);
+    out += (out.empty() ? "" : " + ") + o;
+  }
+  return out;
 }
 
 bool operator==(const Graph &a, const Graph &b) {

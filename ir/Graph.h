@@ -22,6 +22,7 @@
 #include "ir/Ops.h"
 #include "ir/Type.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -81,6 +82,10 @@ struct Op {
   llvm::SmallVector<Attr, 4> attrs;
   ValueId result = -1;
   SourceLoc loc;
+  /// Where an op that was not written as text came from: for a model imported from ONNX,
+  /// the node or nodes it was made of, e.g. "node '/conv/Conv' (Conv)". Empty for .sir and
+  /// GraphBuilder graphs. Like `loc`, it is ignored by graph equality.
+  std::string origin{};
 
   const OpInfo &info() const { return opInfo(kind); }
   llvm::StringRef name() const { return opName(kind); }
@@ -122,9 +127,14 @@ struct Graph {
   const Op *defOp(ValueId id) const {
     return values[id].def < 0 ? nullptr : &ops[values[id].def];
   }
-  /// How the error location of `op` reads: "file:line:col" or "%result".
+  /// How the error location of `op` reads: "file:line:col", "file: <origin>" for an op
+  /// with an origin, or "%result".
   std::string locStr(const Op &op) const;
 };
+
+/// The origins of `ops` (indices into graph.ops), each once, in graph order, joined with
+/// " + ": what an op re-formed from several records as its own origin.
+std::string joinOrigins(const Graph &graph, llvm::ArrayRef<int> ops);
 
 /// Structural equality: names, kinds, types, operands, attributes and results. Source
 /// locations and the file name are ignored.

@@ -4,7 +4,7 @@
 // op per line with the attributes as written (in schema order, which Op::setAttr keeps) and
 // the op's inferred type, then the return. Numbers go through formatDouble, the shortest text
 // that reads back as the same double, so parseSir(printGraph(g)) gives back a graph equal to
-// g bit for bit.
+// g bit for bit. An op's origin (an imported model's node) is written as a trailing comment.
 //
 //===--------------------------------------------------------------------------------===//
 #include "ir/Printer.h"
@@ -44,7 +44,11 @@ std::string printGraph(const Graph &graph) {
         out += (i ? ", " : "") + op.attrs[i].name + " = " + attrValueStr(op.attrs[i].value);
       out += "}";
     }
-    out += " : " + graph.type(op.result).str() + "\n";
+    out += " : " + graph.type(op.result).str();
+    // Where an imported op came from, as a comment the parser skips.
+    if (!op.origin.empty())
+      out += "  # " + op.origin;
+    out += "\n";
   }
 
   out += "  return";

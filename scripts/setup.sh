@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ llvm-14-dev libspdlog-dev libfmt-dev libgtest-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev libtinfo-dev python3
-          dpkg-dev)
+          dpkg-dev libprotobuf-dev protobuf-compiler libonnx-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,6 +21,7 @@
 #include "compiler/Explain.h"
 #include "compiler/Jit.h"
 #include "compiler/Version.h"
+#include "frontend/OnnxImport.h"
 
 // Running: Executable (on the caller's stream and buffers), bundles, the kernel cache.
 #include "runtime/Bundle.h"

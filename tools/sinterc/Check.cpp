@@ -1,7 +1,8 @@
 //===- tools/sinterc/Check.cpp - `sinterc check`: GPU against the float64 reference ----===//
 //
 // Draws random data for every argument (ir/Random.h: random weights, inputs and norm
-// gamma/beta, so that a normalised output is not trivially zero), runs the graph on the GPU
+// gamma/beta, so that a normalised output is not trivially zero; an ONNX model's params and
+// --params are used as given), runs the graph on the GPU
 // and in the float64 CPU reference, and prints the relative L2 and max-abs error of every
 // output. The tolerance follows the plan: 1e-5 when every kernel is fp32-accurate (FFMA or
 // 3xTF32), 2e-3 when one multiplies in single TF32. Over the tolerance, or a NaN, is a failed
@@ -29,6 +30,7 @@ namespace {
 struct CheckCmdOptions {
   std::string file;
   uint64_t seed = 0;
+  std::string params;
   unsigned refThreads = 0;
   double tolerance = 0; ///< 0: the precision's tolerance
   CompileFlags flags;
@@ -51,7 +53,14 @@ llvm::Error runCheck(const CheckCmdOptions &opts) {
   auto exe = Executable::create(compiled->pipeline.plan.plan, std::move(compiled->kernels));
   if (!exe)
     return exe.takeError();
-  TensorMap bindings = randomBindings(*graph, opts.seed);
+  // Inputs are random; params come from --params, then the model's weights, then random.
+  auto given = loadTensors({opts.params});
+  if (!given)
+    return given.takeError();
+  TensorMap bindings = std::move(*given);
+  addMissing(bindings, input->weights);
+  for (auto &[name, t] : randomBindings(*graph, opts.seed))
+    bindings.emplace(name, std::move(t));
   auto got = (*exe)->runHost(bindings);
   if (!got)
     return got.takeError();
@@ -92,7 +101,8 @@ Subcommand registerCheck(CLI::App &app) {
       app.add_subcommand("check", "Compare the GPU result with the float64 CPU reference");
   sub->footer(
       "Every argument is drawn at random from --seed (weights, inputs, and norm gamma/beta\n"
-      "too). Prints each output's relative L2 error ||gpu - ref|| / ||ref|| and max abs\n"
+      "too), except params given by --params or stored in an ONNX model. Prints each\n"
+      "output's relative L2 error ||gpu - ref|| / ||ref|| and max abs\n"
       "error; exits 1 when one is over the tolerance: 1e-5 when every kernel is\n"
       "fp32-accurate, 2e-3 when one multiplies in TF32 (--precision auto allows TF32\n"
       "convolutions, fp32 forbids TF32, tf32 allows it everywhere). The reference runs on\n"
@@ -100,8 +110,10 @@ Subcommand registerCheck(CLI::App &app) {
       "Examples:\n"
       "  sinterc check s3.sir\n"
       "  sinterc check s0.sir --precision fp32 --seed 7\n");
-  sub->add_option("file", opts->file, "The .sir file")->required();
+  sub->add_option("file", opts->file, "The .sir file or .onnx model")->required();
   sub->add_option("--seed", opts->seed, "Seed of the random data (default 0)");
+  sub->add_option("--params", opts->params,
+                  "Safetensors file with params to use instead of random (or the model's) ones");
   sub->add_option("--tolerance", opts->tolerance,
                   "Relative L2 error allowed (default: the precision's, 1e-5 or 2e-3)")
       ->check(CLI::PositiveNumber);

@@ -4,8 +4,9 @@
 // a GPU and writes a bundle (runtime/Bundle.h): manifest.json with the plan, arch,
 // precision, versions and cache keys, one cubin per kernel, the .cu sources with
 // --keep-source, and graph.sir, the canonical text of the graph compiled, so that
-// `sinterc run DIR` can draw the same random data as for the .sir. Executable::load(DIR)
-// then runs it with NVRTC never called.
+// `sinterc run DIR` can draw the same random data as for the .sir, and for an ONNX model
+// params.safetensors, its weights. Executable::load(DIR) then runs it with NVRTC never
+// called.
 //
 //===--------------------------------------------------------------------------------===//
 #include "CompileFlags.h"
@@ -14,6 +15,7 @@
 #include "ir/Error.h"
 
 #include "ir/Printer.h"
+#include "ir/Safetensors.h"
 #include "runtime/Bundle.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -48,6 +50,11 @@ llvm::Error runCompile(const CompileCmdOptions &opts) {
   if (ec)
     return makeError("cannot write " + opts.out + "/graph.sir: " + ec.message());
   sir << printGraph(*graph);
+  // An ONNX model's weights travel with the bundle: `sinterc run DIR` binds them.
+  if (!input->weights.empty())
+    if (auto err = writeSafetensors(opts.out + "/params.safetensors", input->weights,
+                                    {{"graph", graph->name}, {"producer", "sinterc compile"}}))
+      return err;
 
   size_t hits = 0;
   for (const CompiledKernel &k : compiled->kernels)
@@ -71,14 +78,15 @@ Subcommand registerCompile(CLI::App &app) {
   sub->footer(
       "The bundle holds manifest.json (graph signature, kernels in launch order with their\n"
       "launch configurations, workspace, arch, precision, NVRTC and sinter versions, cache\n"
-      "keys, cubin checksums), one <kernel>.cubin per kernel and graph.sir; --keep-source\n"
+      "keys, cubin checksums), one <kernel>.cubin per kernel and graph.sir (and for a .onnx\n"
+      "model params.safetensors, its weights); --keep-source\n"
       "adds each kernel's .cu. `sinterc run DIR` and Executable::load(DIR) run it without\n"
       "NVRTC, on a GPU of the bundle's arch only. Kernels go through the kernel cache\n"
       "(see sinter-cache) unless --no-cache.\n\n"
       "Examples:\n"
       "  sinterc compile s0.sir -o s0.bundle\n"
       "  sinterc compile s3.sir --arch sm_80 --precision fp32 -o s3.a100 --keep-source\n");
-  sub->add_option("file", opts->file, "The .sir file")->required();
+  sub->add_option("file", opts->file, "The .sir file or .onnx model")->required();
   sub->add_option("-o,--output", opts->out, "The bundle directory to write")->required();
   sub->add_flag("--keep-source", opts->keepSource, "Write each kernel's CUDA source too");
   addCompileFlags(sub, opts->flags);

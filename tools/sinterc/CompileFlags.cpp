@@ -53,13 +53,13 @@ llvm::Expected<JitOptions> jitOptions(const CompileFlags &flags) {
 }
 
 llvm::Expected<GraphToCompile> loadForCompile(llvm::StringRef file, const CompileFlags &flags) {
-  auto graph = loadGraph(file, flags.graph);
-  if (!graph)
-    return graph.takeError();
+  auto loaded = loadGraphFile(file, flags.graph);
+  if (!loaded)
+    return loaded.takeError();
   auto options = jitOptions(flags);
   if (!options)
     return options.takeError();
-  return GraphToCompile{std::move(*graph), std::move(*options)};
+  return GraphToCompile{std::move(loaded->graph), std::move(*options), std::move(loaded->weights)};
 }
 
 ProgressFn terminalProgress() {

@@ -36,11 +36,12 @@ void addCompileFlags(CLI::App *sub, CompileFlags &flags, bool compiles = true);
 /// empty arch (the GPU's, else sm_90a) and installs the progress display.
 llvm::Expected<JitOptions> jitOptions(const CompileFlags &flags);
 
-/// A graph read from a .sir file with the JIT options its command's flags ask for: what
-/// compile, explain, run and check all start from.
+/// A graph read from a .sir file or an ONNX model with the JIT options its command's
+/// flags ask for: what compile, explain, run and check all start from.
 struct GraphToCompile {
   Graph graph;
   JitOptions options;
+  TensorMap weights; ///< an ONNX model's weights; empty for .sir
 };
 llvm::Expected<GraphToCompile> loadForCompile(llvm::StringRef file, const CompileFlags &flags);
 

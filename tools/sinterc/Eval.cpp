@@ -1,9 +1,10 @@
 //===- tools/sinterc/Eval.cpp - `sinterc eval`: the float64 CPU reference ------------===//
 //
 // Runs a graph through the CPU reference interpreter (ir/Reference.h) on tensors read from
-// safetensors files and writes the results, rounded to f32, as a safetensors file named by
-// the returned values. It needs no GPU: it is the oracle that `sinterc check` and the tests
-// compare the GPU against, and what tests/torch/crosscheck.py compares with PyTorch.
+// safetensors files (an ONNX model's params default to its own weights) and writes the
+// results, rounded to f32, as a safetensors file named by the returned values. It needs no
+// GPU: it is the oracle that `sinterc check` and the tests compare the GPU against, and what
+// tests/torch/crosscheck.py compares with PyTorch.
 //
 //===--------------------------------------------------------------------------------===//
 #include "Subcommand.h"
@@ -28,12 +29,15 @@ struct EvalOptions {
 };
 
 llvm::Error runEval(const EvalOptions &opts) {
-  auto graph = loadGraph(opts.file, opts.graph);
-  if (!graph)
-    return graph.takeError();
+  auto loaded = loadGraphFile(opts.file, opts.graph);
+  if (!loaded)
+    return loaded.takeError();
+  const Graph *graph = &loaded->graph;
   auto bindings = loadTensors({opts.inputs, opts.params});
   if (!bindings)
     return bindings.takeError();
+  // An ONNX model's weights bind every param the files do not.
+  addMissing(*bindings, loaded->weights);
   if (opts.seed >= 0)
     // Arguments not given in a file are drawn at random; bound ones are kept.
     for (auto &[name, t] : randomBindings(*graph, uint64_t(opts.seed)))
@@ -56,11 +60,12 @@ Subcommand registerEval(CLI::App &app) {
   sub->footer(
       "Tensors are bound by name: the graph argument %x is the tensor 'x' of --inputs or\n"
       "--params (either file may hold any argument; a name in both is an error). Results\n"
-      "are computed in float64 and written as f32 under the returned values' names.\n\n"
+      "are computed in float64 and written as f32 under the returned values' names. An\n"
+      "ONNX model's params default to the weights stored in the model.\n\n"
       "Example:\n"
       "  sinterc eval s0.sir --inputs x.safetensors --params w.safetensors --output o.safetensors\n"
       "  sinterc eval s0.sir --seed 7 --output o.safetensors   # random data for every argument\n");
-  sub->add_option("file", opts->file, "The .sir file")->required();
+  sub->add_option("file", opts->file, "The .sir file or .onnx model")->required();
   sub->add_option("--graph", opts->graph, "The graph to run when the file holds several");
   sub->add_option("--inputs", opts->inputs, "Safetensors file with the per-call inputs");
   sub->add_option("--params", opts->params, "Safetensors file with the params (weights)");

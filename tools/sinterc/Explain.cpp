@@ -65,7 +65,7 @@ Subcommand registerExplain(CLI::App &app) {
       "Examples:\n"
       "  sinterc explain s1.sir\n"
       "  sinterc explain s3.sir --why --dot s3.dot && dot -Tsvg s3.dot -o s3.svg\n");
-  sub->add_option("file", opts->file, "The .sir file")->required();
+  sub->add_option("file", opts->file, "The .sir file or .onnx model")->required();
   sub->add_flag("--why", opts->why, "Also list each pattern tried at an anchor and why it failed");
   sub->add_option("--dot", opts->dot, "Write the graph as Graphviz, fusion groups as clusters");
   addCompileFlags(sub, opts->flags, /*compiles=*/false);

@@ -1,8 +1,9 @@
 //===- tools/sinterc/Run.cpp - `sinterc run`: a graph or a bundle on the GPU ----------===//
 //
-// Runs a .sir (JIT-compiled through the kernel cache) or a bundle directory written by
-// `sinterc compile` (Executable::load: no NVRTC). Arguments come from --inputs / --params
-// safetensors files; the ones not given are drawn at random (ir/Random.h) from --seed, using
+// Runs a .sir or .onnx (JIT-compiled through the kernel cache) or a bundle directory written
+// by `sinterc compile` (Executable::load: no NVRTC). Arguments come from --inputs / --params
+// safetensors files, then from the ONNX model's weights (or the bundle's params.safetensors);
+// the ones still missing are drawn at random (ir/Random.h) from --seed, using
 // the bundle's graph.sir for a bundle. Results go to --output as f32 safetensors and a
 // one-line summary of each is printed. --bench N times N runs with CUDA events after a
 // warm-up and prints median / min / max milliseconds with the bandwidth and FLOP rate they
@@ -127,11 +128,20 @@ llvm::Error runRun(const RunCmdOptions &opts) {
         return g.takeError();
       graph = std::move(*g);
     }
+    // A bundle compiled from an ONNX model carries its weights.
+    std::string weights = opts.target + "/params.safetensors";
+    if (llvm::sys::fs::exists(weights)) {
+      auto w = readSafetensors(weights);
+      if (!w)
+        return w.takeError();
+      addMissing(tensors, *w);
+    }
   } else {
     auto input = loadForCompile(opts.target, opts.flags);
     if (!input)
       return input.takeError();
     graph = std::move(input->graph);
+    addMissing(tensors, input->weights);
     auto jitted = jit(*graph, input->options);
     if (!jitted)
       return jitted.takeError();
@@ -178,9 +188,10 @@ llvm::Error runRun(const RunCmdOptions &opts) {
 Subcommand registerRun(CLI::App &app) {
   auto opts = std::make_shared<RunCmdOptions>();
   CLI::App *sub =
-      app.add_subcommand("run", "Run a graph (.sir, JIT) or a compiled bundle on the GPU");
+      app.add_subcommand("run", "Run a graph (.sir or .onnx, JIT) or a compiled bundle on the GPU");
   sub->footer(
-      "Arguments missing from --inputs/--params are drawn at random from --seed (weights as\n"
+      "An ONNX model's params default to its weights. Arguments still missing are drawn at\n"
+      "random from --seed (weights as\n"
       "PyTorch initialises them, inputs N(0,1), norm gamma/beta random). A bundle directory\n"
       "from `sinterc compile` is loaded without NVRTC; it must match the GPU's arch.\n"
       "--bench N times N runs (CUDA events, 3 warm-up runs first) and prints median/min/max\n"
@@ -188,7 +199,8 @@ Subcommand registerRun(CLI::App &app) {
       "Examples:\n"
       "  sinterc run s0.sir --bench 20\n"
       "  sinterc run s0.bundle --inputs x.safetensors --params w.safetensors -o out.safetensors\n");
-  sub->add_option("target", opts->target, "The .sir file or a bundle directory")->required();
+  sub->add_option("target", opts->target, "The .sir file, .onnx model or a bundle directory")
+      ->required();
   sub->add_option("--inputs", opts->inputs, "Safetensors file with per-call inputs");
   sub->add_option("--params", opts->params, "Safetensors file with the params (weights)");
   sub->add_option("-o,--output", opts->output, "Write the results to this safetensors file");

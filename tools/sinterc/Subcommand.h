@@ -58,9 +58,25 @@ private:
 /// An InternalError carrying `message`.
 llvm::Error internalError(const llvm::Twine &message);
 
-/// Parses and verifies the .sir file at `path` and picks the graph named `graphName` (or
-/// the only one when empty).
+/// A graph to work on, with the values of its params when the file has them.
+struct LoadedGraph {
+  Graph graph;
+  /// An ONNX model's weights (empty for a .sir file): used for every param that no
+  /// --params file binds.
+  TensorMap weights;
+};
+
+/// Reads the graph of `path`: a .sir file (parsed and verified; `graphName` picks a graph,
+/// or the only one when empty) or an ONNX model (.onnx, imported with its weights; a
+/// `graphName` must then be the imported graph's name).
+llvm::Expected<LoadedGraph> loadGraphFile(llvm::StringRef path, llvm::StringRef graphName);
+
+/// loadGraphFile without the weights.
 llvm::Expected<Graph> loadGraph(llvm::StringRef path, llvm::StringRef graphName);
+
+/// Adds to `tensors` each of `weights` that it lacks: files given on the command line
+/// override a model's own weights.
+void addMissing(TensorMap &tensors, const TensorMap &weights);
 
 /// Reads the safetensors files `paths` (empty entries skipped) into one map; a name that
 /// appears in two files is an error.

@@ -9,6 +9,7 @@
 #include "Subcommand.h"
 
 #include "compiler/Version.h"
+#include "frontend/OnnxImport.h"
 #include "ir/Error.h"
 #include "ir/Parser.h"
 #include "ir/Safetensors.h"
@@ -28,11 +29,35 @@ llvm::Error internalError(const llvm::Twine &message) {
   return llvm::make_error<InternalError>(message.str());
 }
 
-llvm::Expected<Graph> loadGraph(llvm::StringRef path, llvm::StringRef graphName) {
+llvm::Expected<LoadedGraph> loadGraphFile(llvm::StringRef path, llvm::StringRef graphName) {
+  if (isOnnxPath(path)) {
+    auto model = importOnnx(path);
+    if (!model)
+      return model.takeError();
+    if (!graphName.empty() && graphName != model->graph.name)
+      return makeError(path + ": the imported graph is named '" + model->graph.name + "', not '" +
+                       graphName + "'");
+    return LoadedGraph{std::move(model->graph), std::move(model->weights)};
+  }
   auto graphs = parseSirFile(path);
   if (!graphs)
     return graphs.takeError();
-  return selectGraph(std::move(*graphs), graphName, path);
+  auto graph = selectGraph(std::move(*graphs), graphName, path);
+  if (!graph)
+    return graph.takeError();
+  return LoadedGraph{std::move(*graph), {}};
+}
+
+llvm::Expected<Graph> loadGraph(llvm::StringRef path, llvm::StringRef graphName) {
+  auto loaded = loadGraphFile(path, graphName);
+  if (!loaded)
+    return loaded.takeError();
+  return std::move(loaded->graph);
+}
+
+void addMissing(TensorMap &tensors, const TensorMap &weights) {
+  for (const auto &[name, t] : weights)
+    tensors.emplace(name, t);
 }
 
 llvm::Expected<TensorMap> loadTensors(llvm::ArrayRef<std::string> paths) {
@@ -60,10 +85,11 @@ using namespace sinter::tool;
 
 int main(int argc, char **argv) {
   CLI::App app{"sinterc: the sinter graph compiler's offline driver.\n\n"
-               "Graphs are .sir text files (see docs and ../shared/design/IR.md); tensors go in\n"
-               "and out as f32 safetensors files whose names are the graph's argument and\n"
-               "result names without '%'. Exit status: 0 ok, 1 bad input or failed check\n"
-               "(one line on stderr), 2 internal error.\n",
+               "Graphs are .sir text files (see docs and ../shared/design/IR.md) or ONNX models\n"
+               "(.onnx, docs/onnx.md), whose weights are used unless --params gives others.\n"
+               "Tensors go in and out as f32 safetensors files whose names are the graph's\n"
+               "argument and result names without '%'. Exit status: 0 ok, 1 bad input or\n"
+               "failed check (one line on stderr), 2 internal error.\n",
                "sinterc"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print help for every subcommand");

@@ -6,7 +6,8 @@ Only for testing the benchmark script where there is no GPU and no torch:
 Tensors are numpy arrays (float32 for data, float64 for the reference); "CUDA" is the CPU;
 torch.compile returns the function (FAKE_COMPILE_FAIL / FAKE_COMPILE_HANG = a substring of
 a graph name make it fail or hang); the twins' ops come from ../npshim.py. Timings mean
-nothing.
+nothing. torch.onnx.export stands in for the exporters with build/tests/frontend/sir2onnx
+(for bench/onnx_device_check.py; see torch/onnx.py).
 """
 import contextlib
 import os
@@ -42,6 +43,12 @@ class Tensor(np.ndarray):
     def to(self, dtype):
         return self.astype(dtype).view(Tensor)
 
+    def detach(self):
+        return self
+
+    def clone(self):
+        return self.copy().view(Tensor)
+
     def copy_(self, other):
         self[...] = other
         return self
@@ -60,12 +67,17 @@ class Generator:
         return self
 
 
-def randn(shape, generator=None, device=None):
-    return as_tensor(generator.rng.standard_normal(shape).astype(np.float32))
+def _shape(dims):
+    """torch.randn(2, 3) and torch.randn((2, 3)) alike."""
+    return tuple(dims[0]) if len(dims) == 1 and not isinstance(dims[0], int) else dims
 
 
-def rand(shape, generator=None, device=None):
-    return as_tensor(generator.rng.random(shape).astype(np.float32))
+def randn(*shape, generator=None, device=None):
+    return as_tensor(generator.rng.standard_normal(_shape(shape)).astype(np.float32))
+
+
+def rand(*shape, generator=None, device=None):
+    return as_tensor(generator.rng.random(_shape(shape)).astype(np.float32))
 
 
 def empty(n, dtype=None, device=None):
@@ -116,7 +128,11 @@ _dynamo = types.SimpleNamespace(reset=lambda: None)
 linalg = types.SimpleNamespace(vector_norm=lambda a: as_tensor(np.linalg.norm(np.ravel(a))))
 cuda = types.SimpleNamespace(Event=_Event, synchronize=lambda: None, empty_cache=lambda: None,
                              get_device_name=lambda: "CPU (numpy stand-in for torch)",
-                             OutOfMemoryError=OutOfMemoryError)
+                             OutOfMemoryError=OutOfMemoryError, is_available=lambda: False)
+
+
+def set_num_threads(n):
+    pass
 backends = types.SimpleNamespace(
     cudnn=types.SimpleNamespace(allow_tf32=True),
     cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)))
@@ -130,5 +146,6 @@ for _name, _fn in vars(npshim.torch).items():
     globals()[_name] = _wrap(_fn)
 
 from . import nn  # noqa: E402
+from . import onnx  # noqa: E402
 
-__all__ = ["nn"]  # the submodule is part of the API (pyflakes: used)
+__all__ = ["nn", "onnx"]  # the submodules are part of the API (pyflakes: used)

@@ -1,0 +1,122 @@
+//===- frontend/OnnxFold.h - the constant folder's internals ---------------------------===//
+//
+// Shared by OnnxFold.cpp (arithmetic, constants, casts, ranges, reductions, and the
+// dispatch) and OnnxFoldIndex.cpp (the ops that move elements: Concat, Gather, Slice,
+// Transpose, Expand, Tile, and the view shapes). Not part of the importer's interface.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+#include "frontend/OnnxImporter.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <functional>
+#include <optional>
+
+namespace sinter::onnximport::folding {
+
+/// Row-major strides.
+inline Shape stridesOf(llvm::ArrayRef<int64_t> shape) { return contiguousStrides(shape); }
+
+/// The flat index into a tensor of `shape` that broadcasts to `out` at output index `idx`.
+inline int64_t broadcastIndex(llvm::ArrayRef<int64_t> idx, llvm::ArrayRef<int64_t> shape) {
+  int64_t flat = 0;
+  size_t off = idx.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    flat = flat * shape[d] + (shape[d] == 1 ? 0 : idx[off + d]);
+  return flat;
+}
+
+/// Advances a multi-index over `shape` (row-major); false after the last element.
+inline bool next(llvm::MutableArrayRef<int64_t> idx, llvm::ArrayRef<int64_t> shape) {
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (++idx[d] < shape[d])
+      return true;
+    idx[d] = 0;
+  }
+  return false;
+}
+
+inline std::optional<Shape> broadcast(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+inline ElemKind widest(llvm::ArrayRef<const ConstTensor *> ts) {
+  ElemKind k = ElemKind::I64;
+  for (const ConstTensor *t : ts) {
+    if (t->kind == ElemKind::F64)
+      return ElemKind::F64;
+    if (t->kind == ElemKind::F32)
+      k = ElemKind::F32;
+  }
+  return k;
+}
+
+/// A 1-D integer list from a constant (any rank is flattened).
+inline IntList ints(const ConstTensor &t) {
+  IntList out;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out.push_back(t.integer(size_t(i)));
+  return out;
+}
+
+/// `axis` wrapped into [0, rank), or nullopt when out of range.
+inline std::optional<int64_t> wrapAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+class Folder {
+public:
+  explicit Folder(NodeCtx &c) : c(c) {}
+
+  llvm::Expected<bool> run();
+
+private:
+  NodeCtx &c;
+
+  const ConstTensor &in(unsigned i) const { return *c.constant(i); }
+
+  /// A fresh result of `kind` and `shape`, or an error when it would be too large.
+  llvm::Expected<ConstTensor> make(ElemKind kind, llvm::ArrayRef<int64_t> shape) {
+    if (checkedNumel(shape, kMaxFoldElements) < 0)
+      return c.fail("folding would make a constant of shape " + shapeStr(shape) + ", more than " +
+                    llvm::Twine(kMaxFoldElements) + " elements");
+    return ConstTensor::zeros(kind, shape);
+  }
+
+  /// Binds output 0; a view of a named constant keeps that name for its param.
+  bool done(ConstTensor t, bool viewOfInput0 = false) {
+    c.bindConst(0, std::move(t), viewOfInput0 ? c.in(0).paramName : "");
+    return true;
+  }
+
+  llvm::Expected<bool> elementwise(llvm::ArrayRef<unsigned> inputs, ElemKind kind,
+                                   std::function<double(llvm::ArrayRef<double>)> f,
+                                   std::function<int64_t(llvm::ArrayRef<int64_t>)> fi = {});
+  llvm::Expected<bool> binary(llvm::StringRef op);
+  llvm::Expected<bool> unary(llvm::StringRef op);
+  llvm::Expected<bool> constantNode();
+  llvm::Expected<bool> reshapeLike(llvm::StringRef op);
+  llvm::Expected<bool> concat();
+  llvm::Expected<bool> gather();
+  llvm::Expected<bool> slice();
+  llvm::Expected<bool> transpose();
+  llvm::Expected<bool> expandOrTile(bool tile);
+  llvm::Expected<bool> range();
+  llvm::Expected<bool> cast(bool like);
+  llvm::Expected<bool> reduce(llvm::StringRef op);
+};
+
+} // namespace sinter::onnximport::folding
