@@ -70,7 +70,7 @@ namespace {
 /// keeps 128 accumulators per consumer thread; 3xTF32 also keeps a per-k-tile sum, A's small
 /// parts and B's in shared memory, so its tiles are narrower (64 x 128 spilled at the 128
 /// registers of two blocks per SM). 64-row tiles run two blocks per SM. Measured
-/// on the H200 at 8192^3: TF32 128x256 209 TFLOP/s, 128x128 151; 3xTF32 128x128 69, 128x64 47.
+/// on the H200 at 8192^3: TF32 128x256 209 TFLOP/s, 128x128 151; 3xTF32 128x128 76, 128x64 47.
 struct WgmmaCandidate {
   GemmTile tile;
   double efficiency;
