@@ -68,5 +68,5 @@ and sinter-cache tools, the static libraries, the C++ headers and the CMake pack
 (find_package(sinter)). NVRTC comes from the CUDA 13 toolkit (libnvrtc.so.13), which is not\n\
 a Debian package; the GPU driver is needed only to run kernels.")
 # Building against the package needs what sinterConfig.cmake finds.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cmake, g++, llvm-14-dev, zlib1g-dev, libtinfo-dev")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cmake, g++, llvm-14-dev, zlib1g-dev, libtinfo-dev, libprotobuf-dev")
 include(CPack)
