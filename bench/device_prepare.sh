@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fills the carry folder for bench/device_run.sh (default .carry/run, ignored by git): the
 # sinter_bench, sinterc and GPU test binaries of BUILD_DIR (default ./build), the generic kernels'
-# sm_90a cubins, and the five workloads (../shared does not travel to the GPU machine).
+# sm_90a cubins, the tensor-core kernel cases (sources and cases.json of
+# `kernels_tc_tests --gtest_filter=Dump.*`, compiled on the GPU machine by device_run.sh's tc
+# step), and the five workloads (../shared does not travel to the GPU machine).
 # BASE_BENCH=PATH adds a second sinter_bench (e.g. built from an earlier commit) for
 # before/after timings in the same run.
 set -euo pipefail
@@ -16,6 +18,7 @@ for t in gpu/gpu_tests gpu/gpu_thread_tests gpu/gpu_corpus_tests gpu/gpu_workloa
 done
 cp "$root"/../shared/workloads/*.sir "$carry/workloads/"
 "$build/tests/kernels_generic/generic_device_cases" "$carry/generic" >/dev/null
+SINTER_TC_DUMP="$carry/tc" "$build/tests/kernels_tc/kernels_tc_tests" --gtest_filter='Dump.*' >/dev/null
 if [ -n "${BASE_BENCH:-}" ]; then
   mkdir -p "$carry/base"
   cp "$BASE_BENCH" "$carry/base/sinter_bench"

@@ -9,7 +9,11 @@
 #   4. bench/side_by_side.py on the five workloads;
 #   5. (STEPS=onnx, not in the default list) bench/onnx_device_check.py: the five workloads and
 #      the corpus exported by both PyTorch exporters, imported by the carried sinterc, fused
-#      and run against PyTorch (about four minutes; ONNX_BUDGET seconds, default 270).
+#      and run against PyTorch (about four minutes; ONNX_BUDGET seconds, default 270);
+#   6. (STEPS=tc, not in the default list) the tensor-core kernel cases (every conv_igemm and
+#      gemm case, the GEMMs on every wgmma tile): compiled with nvcc for sm_90a, checked against
+#      float64 and the benchmarked ones timed by bench/kernels/tc_check.py; TC_ARGS adds its
+#      arguments (e.g. "--kind gemm --only _wg").
 # Prepare here with bench/device_prepare.sh (it fills CARRY, default .carry/run); on the GPU
 # machine, from the repository root:  bench/device_run.sh [CARRY]   (results under $OUT)
 # STEPS (default "generic tests corpus workloads") picks the steps and their order; CORPUS_ARGS adds arguments to
@@ -57,6 +61,19 @@ step_workloads() {
   timeout 300 python3 bench/side_by_side.py --bench-bin "$carry/sinter_bench" \
     --workloads "$carry/workloads" --out "$out" --iterations 30 > "$out/workloads.log" 2>&1
   echo "rc=$?"; tail -12 "$out/workloads.log"
+}
+
+step_tc() {
+  [ -d "$carry/tc" ] || { echo "no tc cases in $carry (bench/device_prepare.sh writes them)"; return 0; }
+  echo "== tensor-core cases"
+  local templates=$PWD/templates
+  (cd "$carry/tc" && ls *.cu | sed 's/\.cu$//' | xargs -P"$(nproc)" -I{} sh -c \
+    "${NVCC:-/usr/local/cuda/bin/nvcc} -cubin -gencode=arch=compute_90a,code=sm_90a -I$templates -Xptxas -v -o {}.cubin {}.cu \
+       > {}.ptxas.log 2>&1 || echo 'nvcc failed: {}'")
+  grep -H "spill" "$carry"/tc/*.ptxas.log | grep -v " 0 bytes spill" | head -20
+  timeout "${TC_TIMEOUT:-300}" python3 bench/kernels/tc_check.py "$carry/tc" --reps 10 \
+    --out "$out/tc.json" ${TC_ARGS:-} > "$out/tc.log" 2>&1
+  echo "rc=$?"; grep -v '^{' "$out/tc.log" | tail -80
 }
 
 step_onnx() {
