@@ -19,25 +19,63 @@ namespace {
 
 using namespace lowering;
 
-llvm::Error lowerConv(NodeCtx &c) {
-  if (auto err = c.onlyAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))
-    return err;
+/// What Conv and ConvTranspose read alike: the input and its spatial rank, and the kernel
+/// extents from the weight, checked against kernel_shape when the node has one.
+struct ConvInput {
+  ValueId x;
+  Shape xs;
+  unsigned nd = 0;
+  Shape kernel;
+};
+
+llvm::Expected<ConvInput> convInput(NodeCtx &c) {
   auto x = c.value(0);
   if (!x)
     return x.takeError();
-  const Shape xs = c.type(*x).shape;
-  if (xs.size() < 3 || xs.size() > 5)
-    return c.fail("expected an input of rank 3 to 5 (1-D to 3-D), got " + shapeStr(xs));
-  unsigned nd = unsigned(xs.size() - 2);
+  ConvInput in{*x, c.type(*x).shape, 0, {}};
+  if (in.xs.size() < 3 || in.xs.size() > 5)
+    return c.fail("expected an input of rank 3 to 5 (1-D to 3-D), got " + shapeStr(in.xs));
+  in.nd = unsigned(in.xs.size() - 2);
   Shape ws = c.shape(1);
-  if (ws.size() != xs.size())
-    return c.fail("weight " + shapeStr(ws) + " does not match input " + shapeStr(xs));
-  Shape kernel(ws.begin() + 2, ws.end());
+  if (ws.size() != in.xs.size())
+    return c.fail("weight " + shapeStr(ws) + " does not match input " + shapeStr(in.xs));
+  in.kernel.assign(ws.begin() + 2, ws.end());
   auto ks = c.getInts("kernel_shape");
   if (!ks)
     return ks.takeError();
-  if (*ks && llvm::ArrayRef<int64_t>(**ks) != llvm::ArrayRef<int64_t>(kernel))
+  if (*ks && llvm::ArrayRef<int64_t>(**ks) != llvm::ArrayRef<int64_t>(in.kernel))
     return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " + shapeStr(ws));
+  return in;
+}
+
+/// Emits the convolution `kind` of x with the node's weight, optional bias and group count.
+llvm::Error emitConv(NodeCtx &c, OpKind kind, ValueId x, llvm::SmallVectorImpl<Attr> &attrs) {
+  auto group = c.getInt("group", 1);
+  if (!group)
+    return group.takeError();
+  if (*group != 1)
+    attrs.push_back(attr("groups", *group));
+  auto w = c.value(1);
+  if (!w)
+    return w.takeError();
+  llvm::SmallVector<Operand, 3> ops{Operand::ofValue(x), Operand::ofValue(*w)};
+  if (c.has(2)) {
+    auto b = c.value(2);
+    if (!b)
+      return b.takeError();
+    ops.push_back(Operand::ofValue(*b));
+  }
+  return bindEmit(c, c.emit(kind, ops, attrs));
+}
+
+llvm::Error lowerConv(NodeCtx &c) {
+  if (auto err = c.onlyAttrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))
+    return err;
+  auto in = convInput(c);
+  if (!in)
+    return in.takeError();
+  const Shape &xs = in->xs, &kernel = in->kernel;
+  const unsigned nd = in->nd;
   auto stride = spatialInts(c, "strides", nd, 1), dilation = spatialInts(c, "dilations", nd, 1);
   if (!stride)
     return stride.takeError();
@@ -52,48 +90,22 @@ llvm::Error lowerConv(NodeCtx &c) {
   if (begin != end)
     return c.fail("asymmetric pads (begin " + shapeStr(begin) + ", end " + shapeStr(end) +
                   ") are not supported");
-  auto group = c.getInt("group", 1);
-  if (!group)
-    return group.takeError();
-  llvm::SmallVector<Attr, 4> attrs;
+  llvm::SmallVector<Attr, 5> attrs;
   addSpatial(attrs, "stride", *stride, 1);
   addSpatial(attrs, "padding", begin, 0);
   addSpatial(attrs, "dilation", *dilation, 1);
-  if (*group != 1)
-    attrs.push_back(attr("groups", *group));
-  auto w = c.value(1);
-  if (!w)
-    return w.takeError();
-  llvm::SmallVector<Operand, 3> ops{Operand::ofValue(*x), Operand::ofValue(*w)};
-  if (c.has(2)) {
-    auto b = c.value(2);
-    if (!b)
-      return b.takeError();
-    ops.push_back(Operand::ofValue(*b));
-  }
-  return bindEmit(c, c.emit(OpKind::Conv, ops, attrs));
+  return emitConv(c, OpKind::Conv, in->x, attrs);
 }
 
 llvm::Error lowerConvTranspose(NodeCtx &c) {
   if (auto err = c.onlyAttrs({"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
                               "output_shape", "pads", "strides"}))
     return err;
-  auto x = c.value(0);
-  if (!x)
-    return x.takeError();
-  const Shape xs = c.type(*x).shape;
-  if (xs.size() < 3 || xs.size() > 5)
-    return c.fail("expected an input of rank 3 to 5 (1-D to 3-D), got " + shapeStr(xs));
-  unsigned nd = unsigned(xs.size() - 2);
-  Shape ws = c.shape(1);
-  if (ws.size() != xs.size())
-    return c.fail("weight " + shapeStr(ws) + " does not match input " + shapeStr(xs));
-  Shape kernel(ws.begin() + 2, ws.end());
-  auto ks = c.getInts("kernel_shape");
-  if (!ks)
-    return ks.takeError();
-  if (*ks && llvm::ArrayRef<int64_t>(**ks) != llvm::ArrayRef<int64_t>(kernel))
-    return c.fail("kernel_shape " + shapeStr(**ks) + " disagrees with the weight " + shapeStr(ws));
+  auto in = convInput(c);
+  if (!in)
+    return in.takeError();
+  const Shape &xs = in->xs, &kernel = in->kernel;
+  const unsigned nd = in->nd;
   auto stride = spatialInts(c, "strides", nd, 1), dilation = spatialInts(c, "dilations", nd, 1),
        outPad = spatialInts(c, "output_padding", nd, 0), pads = spatialInts(c, "pads", nd, 0, 2);
   for (auto *e : {&stride, &dilation, &outPad, &pads})
@@ -148,27 +160,12 @@ llvm::Error lowerConvTranspose(NodeCtx &c) {
     padding[d] = begin[d];
     outputPadding[d] = (*outPad)[d] + begin[d] - end[d];
   }
-  auto group = c.getInt("group", 1);
-  if (!group)
-    return group.takeError();
   llvm::SmallVector<Attr, 5> attrs;
   addSpatial(attrs, "stride", *stride, 1);
   addSpatial(attrs, "padding", padding, 0);
   addSpatial(attrs, "output_padding", outputPadding, 0);
   addSpatial(attrs, "dilation", *dilation, 1);
-  if (*group != 1)
-    attrs.push_back(attr("groups", *group));
-  auto w = c.value(1);
-  if (!w)
-    return w.takeError();
-  llvm::SmallVector<Operand, 3> ops{Operand::ofValue(*x), Operand::ofValue(*w)};
-  if (c.has(2)) {
-    auto b = c.value(2);
-    if (!b)
-      return b.takeError();
-    ops.push_back(Operand::ofValue(*b));
-  }
-  return bindEmit(c, c.emit(OpKind::ConvTranspose, ops, attrs));
+  return emitConv(c, OpKind::ConvTranspose, in->x, attrs);
 }
 
 llvm::Error lowerGemm(NodeCtx &c) {
