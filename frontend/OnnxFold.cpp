@@ -29,7 +29,7 @@ llvm::Expected<bool> Folder::elementwise(llvm::ArrayRef<unsigned> inputs, ElemKi
                                          std::function<int64_t(llvm::ArrayRef<int64_t>)> fi) {
   Shape shape;
   for (unsigned i : inputs) {
-    auto b = broadcast(shape, in(i).shape);
+    auto b = infer::broadcastShapes(shape, in(i).shape);
     if (!b)
       return c.fail("shapes of the constant inputs do not broadcast: " + shapeStr(shape) + " and " +
                     shapeStr(in(i).shape));

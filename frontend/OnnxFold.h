@@ -8,6 +8,7 @@
 #pragma once
 
 #include "frontend/OnnxImporter.h"
+#include "ir/InferCommon.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -36,19 +37,6 @@ inline bool next(llvm::MutableArrayRef<int64_t> idx, llvm::ArrayRef<int64_t> sha
     idx[d] = 0;
   }
   return false;
-}
-
-inline std::optional<Shape> broadcast(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1)
-      return std::nullopt;
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
 }
 
 inline ElemKind widest(llvm::ArrayRef<const ConstTensor *> ts) {

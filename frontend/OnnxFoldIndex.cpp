@@ -232,7 +232,7 @@ llvm::Expected<bool> Folder::expandOrTile(bool tile) {
       shape.push_back(x.shape[d] * arg[d]);
     }
   } else {
-    auto b = broadcast(x.shape, arg);
+    auto b = infer::broadcastShapes(x.shape, arg);
     if (!b)
       return c.fail("cannot expand " + shapeStr(x.shape) + " to " + shapeStr(arg));
     shape = *b;
