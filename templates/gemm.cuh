@@ -245,7 +245,6 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
 extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
     SINTER_KERNEL(const sinter::Buffers b) {
   using namespace gemm;
-  namespace mma = sinter::mma;
   extern __shared__ __align__(16) float smem[];
   const i64 m0 = (i64)blockIdx.y * cfg::kBM;
   const i64 n0 = (i64)blockIdx.x * cfg::kBN;
