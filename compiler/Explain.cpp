@@ -50,6 +50,8 @@ llvm::StringRef tailName(TailKind t) {
     return "norm + reduce tail";
   case TailKind::RowNormReduce:
     return "row norm + reduce tail";
+  case TailKind::Reduce:
+    return "reduce tail";
   }
   llvm_unreachable("unknown tail kind");
 }

@@ -9,7 +9,10 @@
 //     reduction). The first pattern that matches takes the ops; every pattern that did not
 //     records why, for `sinterc explain --why`.
 //  2. Standalone ops. Reductions, softmax, pools and norms each take the elementwise chain
-//     that follows them as an epilogue; views stand alone.
+//     that follows them as an epilogue; views stand alone. A pool whose chain ends in a
+//     reduction takes the reduction and its chain too (a Reduce tail): the reduction computes
+//     each pooled element from its window as it folds it, so the pooled tensor is never
+//     written and read back, and no element is computed twice.
 //  3. Elementwise trees. What is left is elementwise. Walking backwards, each op starts a
 //     group and absorbs its producers while they are elementwise, used once, not returned,
 //     and of the same size (so nothing is recomputed).
@@ -37,6 +40,7 @@ llvm::SmallVector<int, 16> FusionGroup::ops() const {
   all.append(normEpilogue.begin(), normEpilogue.end());
   if (reduce >= 0)
     all.push_back(reduce);
+  all.append(reduceEpilogue.begin(), reduceEpilogue.end());
   for (int m : members)
     if (!llvm::is_contained(all, m))
       all.push_back(m);
@@ -311,6 +315,22 @@ void claim(Context &ctx, FusionResult &result, FusionGroup g) {
   result.groups.push_back(std::move(g));
 }
 
+/// Gives a pool group the reduction its chain flows into, and that reduction's chain.
+void takeReduceTail(const Context &ctx, FusionGroup &g) {
+  int consumer = -1;
+  // The pooled values (after the chain) must go to one consumer only, and not to memory.
+  if (ctx.singleFreeConsumer(g.output, consumer))
+    return;
+  // Only a reduction folds each pooled value exactly once; a norm would read them twice.
+  if (opInfo(ctx.op(consumer).kind).fusionClass != FusionClass::Reduction)
+    return;
+  g.tail = TailKind::Reduce;
+  g.pattern = "pool+epilogue+reduce";
+  g.reduce = consumer;
+  std::string stop;
+  g.output = followChain(ctx, ctx.op(consumer).result, g.reduceEpilogue, stop);
+}
+
 /// Absorbs the producers of `op` that can be computed inline, recursively.
 void absorbProducers(Context &ctx, int op, FusionGroup &g) {
   const Op &consumer = ctx.op(op);
@@ -370,6 +390,8 @@ FusionResult fuse(const Graph &graph) {
       std::string stop;
       g.output = followChain(ctx, g.output, g.epilogue, stop);
     }
+    if (g.kind == GroupKind::Pool)
+      takeReduceTail(ctx, g);
     claim(ctx, result, std::move(g));
   }
 

@@ -30,12 +30,13 @@ enum class GroupKind : uint8_t {
   View,        ///< reshape / flatten / dropout: no arithmetic
 };
 
-/// What follows the anchor's epilogue inside an anchor group.
+/// What follows the root's epilogue inside an anchor (or pool) group.
 enum class TailKind : uint8_t {
   None,          ///< anchor + epilogue
   Norm,          ///< ... -> group_norm / instance_norm -> elementwise*
   NormReduce,    ///< ... -> group_norm / instance_norm -> mean / sum over spatial (+C) dims
   RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
+  Reduce,        ///< pool -> elementwise* -> any reduction -> elementwise*
 };
 
 struct FusionGroup {
@@ -47,6 +48,8 @@ struct FusionGroup {
   int norm = -1;                          ///< the tail's normalisation op
   llvm::SmallVector<int, 8> normEpilogue; ///< elementwise ops after the norm
   int reduce = -1;                        ///< the tail's reduction op
+  /// Elementwise ops after a Reduce tail's reduction.
+  llvm::SmallVector<int, 8> reduceEpilogue;
   /// Elementwise groups: every op of the tree, in graph order (root is the last one).
   llvm::SmallVector<int, 8> members;
   ValueId output = -1; ///< the one value the group produces

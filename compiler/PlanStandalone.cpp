@@ -2,7 +2,8 @@
 //
 // Elementwise trees become one elementwise kernel computing the group's output from its
 // inputs; reductions, softmax and pools become one kernel of their template,
-// with the trailing elementwise chain as its Post functor; layer, group and instance norm of a
+// with the trailing elementwise chain as its Post functor (a pool with a reduction tail
+// becomes one reduction kernel that computes the pooled elements itself); layer, group and instance norm of a
 // tensor in memory are normalisations of contiguous rows, one kernel when a row fits in
 // registers and two (split statistics, then normalise) when not; views cost nothing unless
 // they are returned, in which case a copy writes the output.
@@ -127,16 +128,12 @@ llvm::Error planSoftmax(PlanBuilder &b, int gi) {
   return b.launch(emitSoftmax(spec), gi, "softmax", MathMode::Ffma, k->slots);
 }
 
-llvm::Error planPool(PlanBuilder &b, int gi) {
-  auto k = postKernel(b, gi);
-  if (!k)
-    return k.takeError();
-  const Op &root = *k->root;
-  const TensorType &in = k->input;
-  const TensorType &out = b.graph.type(root.result);
+/// The pool spec of `root` (a max_pool or avg_pool of `in`); kernel name, functors and output
+/// slot left to the caller.
+PoolSpec poolSpec(const Graph &g, const Op &root, const TensorType &in) {
+  const TensorType &out = g.type(root.result);
   unsigned sd = in.rank() - 2;
   PoolSpec spec;
-  spec.kernelName = b.kernelName(gi, "");
   spec.max = root.kind == OpKind::MaxPool;
   spec.spatialDims = sd;
   spec.N = in.shape[0];
@@ -154,6 +151,49 @@ llvm::Error planPool(PlanBuilder &b, int gi) {
     spec.dilation[d] = dil[i];
   }
   spec.countIncludePad = spec.max ? true : root.getBool("count_include_pad");
+  return spec;
+}
+
+/// A pool whose result flows (through its epilogue) into a reduction: one reduce.cuh kernel
+/// that computes each pooled element from its window, applies the pool's epilogue to it and
+/// folds it; the reduction's own chain is its Post.
+llvm::Error planPoolReduce(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &pool = g.ops[grp.root];
+  const Op &red = g.ops[grp.reduce];
+  const TensorType &pooled = g.type(pool.result);
+  SlotMap extra(8);
+  auto load = chainBody(g, grp.epilogue, pool.result, IndexSpace::flat(pooled.shape), extra);
+  if (!load)
+    return withContext(load.takeError(), b.where(gi));
+  auto post = chainBody(g, grp.reduceEpilogue, red.result,
+                        IndexSpace::flat(g.type(red.result).shape), extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  ReduceSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.inShape = pooled.shape;
+  spec.dims = normalizedDims(red, pooled.rank());
+  spec.kind = reduceKind(red.kind);
+  spec.load = *load;
+  spec.post = *post;
+  spec.pooled = poolSpec(g, pool, g.type(pool.operands[0].value));
+  std::map<int, int> slots{{0, b.bufferOf(pool.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, slots);
+  return b.launch(emitReduce(spec), gi, spec.pooled->max ? "max pool + reduction"
+                                                         : "average pool + reduction",
+                  MathMode::Ffma, slots);
+}
+
+llvm::Error planPool(PlanBuilder &b, int gi) {
+  if (b.fusion.groups[gi].tail == TailKind::Reduce)
+    return planPoolReduce(b, gi);
+  auto k = postKernel(b, gi);
+  if (!k)
+    return k.takeError();
+  PoolSpec spec = poolSpec(b.graph, *k->root, k->input);
+  spec.kernelName = b.kernelName(gi, "");
   spec.post = k->post;
   return b.launch(emitPool(spec), gi, spec.max ? "max pool" : "average pool", MathMode::Ffma,
                   k->slots);

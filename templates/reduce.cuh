@@ -23,11 +23,16 @@
 // about 1e-6 of the float64 result; logsumexp keeps a running (max, sum of exp(x - max)).
 // Max and min propagate NaN as torch.amax/amin do.
 //
+// The reduced tensor need not be in memory: the generated Element functor gives the value of
+// each element from its flat index, either a load from slot 0 or, when the reduction reads a
+// pool's result, that element's pooling window over slot 0 (pool_window.cuh), so that the
+// pooled tensor is never written.
+//
 // Expects in namespace cfg: kKind (0 sum, 1 mean, 2 max, 3 min, 4 logsumexp), kNumOut, kR,
 // kKeptRank, kKeptSize[], kKeptStride[], kRedRank, kRedSize[], kRedStride[], kMode, kThreads,
 // kTeam (mode 0), kRows and kCols (mode 1), kSplit, kChunk, kOutSlot, kWorkSlot, kSmallIndex (every input
-// offset fits 32 bits); and structs Load (each input element, flat input index) and Post (each
-// result, flat output index).
+// offset fits 32 bits); and structs Element (the value of each reduced element, flat index),
+// Load (applied to it, flat index) and Post (each result, flat output index).
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -141,6 +146,7 @@ __device__ __forceinline__ Index redOffset(Index r) {
 __device__ __forceinline__ void accumulate(Acc &s, const Buffers &b, Index base, long long r0,
                                            long long r1, int lane, int lanes) {
   const float *__restrict__ x = slot<const float>(b, 0);
+  const Element element{};
   const Load load{};
   long long r = r0 + lane;
   // Four loads in flight before the (serial, compensated) adds that use them.
@@ -150,7 +156,7 @@ __device__ __forceinline__ void accumulate(Acc &s, const Buffers &b, Index base,
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       idx[k] = base + redOffset(Index(r + k * lanes));
-      v[k] = __ldg(x + idx[k]);
+      v[k] = element(x, i64(idx[k]), b);
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k)
@@ -158,7 +164,7 @@ __device__ __forceinline__ void accumulate(Acc &s, const Buffers &b, Index base,
   }
   for (; r < r1; r += lanes) {
     const Index idx = base + redOffset(Index(r));
-    add(s, load(__ldg(x + idx), i64(idx), b));
+    add(s, load(element(x, i64(idx), b), i64(idx), b));
   }
 }
 

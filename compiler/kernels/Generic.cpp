@@ -52,19 +52,16 @@ llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec) {
   return ks;
 }
 
-llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
-  if (llvm::Error err = checkKernelName(spec.kernelName))
-    return err;
-  const std::string &name = spec.kernelName;
+namespace generic {
+
+llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name) {
   const char *op = spec.max ? "max_pool" : "avg_pool";
-  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
-    return err;
   if (spec.spatialDims < 1 || spec.spatialDims > 3)
     return makeError(name + ": " + op + " over " + llvm::Twine(spec.spatialDims) +
                      " spatial dims (1 to 3 supported)");
   if (spec.N < 1 || spec.C < 1)
     return makeError(name + ": " + op + " over an empty tensor");
-  int64_t window = 1, inPlane = 1, outPlane = 1;
+  int64_t window = 1;
   for (unsigned d = 0; d < 3; ++d) {
     const bool real = d >= 3 - spec.spatialDims;
     if (!real && (spec.in[d] != 1 || spec.out[d] != 1 || spec.kernel[d] != 1 ||
@@ -82,6 +79,35 @@ llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
       return makeError(name + ": " + op + " output size " + llvm::Twine(spec.out[d]) +
                        " has windows past the padded input in spatial entry " + llvm::Twine(d));
     window *= spec.kernel[d];
+  }
+  return window;
+}
+
+void writePoolWindow(PrologueWriter &w, const PoolSpec &spec) {
+  w.constantBool("kMax", spec.max);
+  w.constantArray("kIn", spec.in);
+  w.constantArray("kOut", spec.out);
+  w.constantArray("kKernel", spec.kernel);
+  w.constantArray("kStride", spec.stride);
+  w.constantArray("kPad", spec.padding);
+  w.constantArray("kDil", spec.dilation);
+  w.constantBool("kCountIncludePad", spec.countIncludePad);
+}
+
+} // namespace generic
+
+llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
+  if (llvm::Error err = checkKernelName(spec.kernelName))
+    return err;
+  const std::string &name = spec.kernelName;
+  const char *op = spec.max ? "max_pool" : "avg_pool";
+  if (llvm::Error err = checkOutSlot(name, spec.outSlot))
+    return err;
+  auto window = checkPool(spec, name);
+  if (!window)
+    return window.takeError();
+  int64_t inPlane = 1, outPlane = 1;
+  for (unsigned d = 0; d < 3; ++d) {
     inPlane *= spec.in[d];
     outPlane *= spec.out[d];
   }
@@ -90,16 +116,9 @@ llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
   const int64_t blocks = std::min(ceilDiv(total, threads), kMaxStrideBlocks);
 
   PrologueWriter w(name, "pool.cuh");
-  w.constantBool("kMax", spec.max);
+  writePoolWindow(w, spec);
   w.constant("kN", spec.N);
   w.constant("kC", spec.C);
-  w.constantArray("kIn", spec.in);
-  w.constantArray("kOut", spec.out);
-  w.constantArray("kKernel", spec.kernel);
-  w.constantArray("kStride", spec.stride);
-  w.constantArray("kPad", spec.padding);
-  w.constantArray("kDil", spec.dilation);
-  w.constantBool("kCountIncludePad", spec.countIncludePad);
   w.constant("kThreads", threads);
   w.constant("kOutSlot", spec.outSlot);
   w.flatFunctor("Load", spec.load);
@@ -112,8 +131,8 @@ llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
   ks.launch.grid = {unsigned(blocks), 1, 1};
   ks.launch.block = {unsigned(threads), 1, 1};
   ks.tileConfig = std::string(op) + " " + std::to_string(spec.spatialDims) +
-                  "-D, one thread per output, window " + std::to_string(window);
-  ks.flops = double(total) * window;
+                  "-D, one thread per output, window " + std::to_string(*window);
+  ks.flops = double(total) * *window;
   ks.bytes = double(spec.N * spec.C) * (inPlane + outPlane) * 4;
   return ks;
 }

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace sinter {
@@ -37,34 +38,6 @@ struct ElementwiseSpec {
   std::string computeBody;
 };
 
-/// Reduces the sorted, distinct, non-negative `dims` of an input of shape `inShape` (slot 0)
-/// into slot outSlot, whose layout is the input's with those dims removed (or kept as size 1:
-/// the same memory). Load is applied to every input element (flat input index), Post to every
-/// result (flat output index). Mean divides by the number of reduced elements.
-/// When the kernel splits each output's range over several blocks it needs workspace slot 5
-/// (listed in KernelSource::workspace, zeroed before the first launch; the kernel leaves it
-/// ready for the next one).
-struct ReduceSpec {
-  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp };
-  std::string kernelName;
-  Shape inShape;
-  llvm::SmallVector<int64_t, 6> dims;
-  Kind kind = Kind::Sum;
-  FunctorBody load, post;
-  int outSlot = 3;
-};
-
-/// softmax (or log_softmax when `log`) of slot 0, of shape `shape`, along the non-negative
-/// `dim`, into slot outSlot (same shape). Load must be pure: it is applied in both passes.
-struct SoftmaxSpec {
-  std::string kernelName;
-  Shape shape;
-  int64_t dim = 0;
-  bool log = false;
-  FunctorBody load, post;
-  int outSlot = 3;
-};
-
 /// Max or average pooling of x [N, C, in...] (slot 0) into [N, C, out...] (slot outSlot). The
 /// spatial arrays have three entries with the real dims last, as in ConvSpec (a 1-D pool has
 /// in = {1, 1, W}, kernel {1, 1, k}, stride {1, 1, s}, padding {0, 0, p}). ceil_mode is
@@ -77,6 +50,39 @@ struct PoolSpec {
   std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
   std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
   bool countIncludePad = true;
+  FunctorBody load, post;
+  int outSlot = 3;
+};
+
+/// Reduces the sorted, distinct, non-negative `dims` of an input of shape `inShape` (slot 0)
+/// into slot outSlot, whose layout is the input's with those dims removed (or kept as size 1:
+/// the same memory). Load is applied to every input element (flat input index), Post to every
+/// result (flat output index). Mean divides by the number of reduced elements.
+/// When the kernel splits each output's range over several blocks it needs workspace slot 5
+/// (listed in KernelSource::workspace, zeroed before the first launch; the kernel leaves it
+/// ready for the next one).
+/// With `pooled`, the reduced tensor is that pool's result and is never in memory: slot 0 is
+/// the pool's input, inShape the pool's output [N, C, out...], and each element is computed
+/// from its window (pooled->load applied to the window's input elements, then Load to the
+/// pooled value) as the reduction folds it. pooled's kernelName, post and outSlot are unused.
+struct ReduceSpec {
+  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp };
+  std::string kernelName;
+  Shape inShape;
+  llvm::SmallVector<int64_t, 6> dims;
+  Kind kind = Kind::Sum;
+  FunctorBody load, post;
+  int outSlot = 3;
+  std::optional<PoolSpec> pooled;
+};
+
+/// softmax (or log_softmax when `log`) of slot 0, of shape `shape`, along the non-negative
+/// `dim`, into slot outSlot (same shape). Load must be pure: it is applied in both passes.
+struct SoftmaxSpec {
+  std::string kernelName;
+  Shape shape;
+  int64_t dim = 0;
+  bool log = false;
   FunctorBody load, post;
   int outSlot = 3;
 };

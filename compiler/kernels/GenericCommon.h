@@ -48,4 +48,10 @@ inline llvm::Error checkOutSlot(llvm::StringRef kernel, int slot) {
   return llvm::Error::success();
 }
 
+/// The window volume of a valid pool spec, else an error naming `name`.
+llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name);
+
+/// The constants pool_window.cuh expects.
+void writePoolWindow(PrologueWriter &w, const PoolSpec &spec);
+
 } // namespace sinter::generic

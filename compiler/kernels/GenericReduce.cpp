@@ -87,6 +87,21 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
       return makeError(name + ": reduced dims must be sorted and distinct");
   }
 
+  int64_t window = 1;
+  if (spec.pooled) {
+    const PoolSpec &pool = *spec.pooled;
+    auto w = checkPool(pool, name);
+    if (!w)
+      return w.takeError();
+    window = *w;
+    Shape pooledShape{pool.N, pool.C};
+    for (unsigned d = 3 - pool.spatialDims; d < 3; ++d)
+      pooledShape.push_back(pool.out[d]);
+    if (pooledShape != spec.inShape)
+      return makeError(name + ": " + kindName(spec.kind) + " over " + shapeStr(spec.inShape) +
+                       " reads a pool whose result is " + shapeStr(pooledShape));
+  }
+
   llvm::SmallVector<int64_t, 6> keptSize, keptStride, redSize, redStride;
   for (const DimGroup &g : groupDims(spec.inShape, spec.dims)) {
     (g.reduced ? redSize : keptSize).push_back(g.size);
@@ -151,6 +166,17 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   w.constant("kOutSlot", spec.outSlot);
   w.constant("kWorkSlot", kReduceWorkSlot);
   w.constantBool("kSmallIndex", numel <= int64_t(UINT32_MAX));
+  constexpr const char *kElementHead =
+      "struct Element {\n  __device__ __forceinline__ float operator()(const float *__restrict__ "
+      "x, sinter::i64 i, const sinter::Buffers &b) const {\n    (void)b;\n    ";
+  if (spec.pooled) {
+    writePoolWindow(w, *spec.pooled);
+    w.code("#include \"pool_window.cuh\"");
+    w.flatFunctor("PoolLoad", spec.pooled->load);
+    w.code(std::string(kElementHead) + "return sinter::pool::window(x, i, PoolLoad{}, b);\n  }\n};");
+  } else {
+    w.code(std::string(kElementHead) + "return __ldg(x + i);\n  }\n};");
+  }
   w.flatFunctor("Load", spec.load);
   w.flatFunctor("Post", spec.post);
 
@@ -160,7 +186,11 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   ks.source = w.finish();
   ks.launch.grid = {unsigned(blocksX), unsigned(split), 1};
   ks.launch.block = {unsigned(threads), 1, 1};
-  ks.tileConfig = std::string(kindName(spec.kind)) + " of " + std::to_string(R) + " into " +
+  ks.tileConfig = std::string(kindName(spec.kind)) + " of " + std::to_string(R) +
+                  (spec.pooled ? std::string(" pooled (") + (spec.pooled->max ? "max" : "avg") +
+                                     " window " + std::to_string(window) + ")"
+                               : std::string()) +
+                  " into " +
                   std::to_string(numOut) + ": " +
                   (teamMode ? std::to_string(team) + "-thread team per output"
                             : "warp over 32 outputs x " + std::to_string(rows) + " rows, " +
@@ -168,6 +198,14 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
                   (split > 1 ? ", split " + std::to_string(split) : "");
   ks.flops = double(numel) * (spec.kind == ReduceSpec::Kind::LogSumExp ? 3 : 1);
   ks.bytes = double(numel + numOut) * 4;
+  if (spec.pooled) {
+    // The pool's input is read instead of its result.
+    int64_t inPlane = 1;
+    for (int64_t e : spec.pooled->in)
+      inPlane *= e;
+    ks.flops += double(numel) * window;
+    ks.bytes = double(spec.pooled->N * spec.pooled->C * inPlane + numOut) * 4;
+  }
   if (split > 1) {
     WorkspaceNeed need;
     need.slot = kReduceWorkSlot;

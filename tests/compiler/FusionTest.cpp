@@ -93,6 +93,39 @@ TEST(Fusion, ElementwiseTreesInlineSingleUseProducersOfTheSameSize) {
   EXPECT_EQ(patterns(g, f), "elementwise[ abs ] elementwise[ exp add mul ] ");
 }
 
+TEST(Fusion, APoolFlowingIntoAReductionTakesItAndItsChain) {
+  Graph g = parseOne("graph g(%x: f32[2,4,8,8]) { %p = max_pool(%x) {kernel_size = 2} %h = "
+                     "hardtanh(%p) %m = mean(%h) {dims = [2, 3]} %o = tanh(%m) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "pool+epilogue+reduce[ max_pool hardtanh mean tanh ] ");
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].tail, TailKind::Reduce);
+  EXPECT_EQ(g.ops[f.groups[0].reduce].name(), "mean");
+  auto r = runPipeline(g, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "reduce.cuh");
+  EXPECT_NE(r->plan.kernels[0].source.source.find("sinter::pool::window"), std::string::npos);
+}
+
+TEST(Fusion, APoolKeepsItsResultInMemoryWhenItIsNeededElsewhere) {
+  // Returned, used twice, or read by a norm (which reads its input twice): the pool is stored.
+  Graph returned = parseOne("graph g(%x: f32[2,4,8,8]) { %p = avg_pool(%x) {kernel_size = 2} "
+                            "%m = sum(%p) {dims = [1]} return %p, %m }");
+  FusionResult f = fuse(returned);
+  EXPECT_EQ(patterns(returned, f), "pool+epilogue[ avg_pool ] reduction+epilogue[ sum ] ");
+  Graph twice = parseOne("graph g(%x: f32[2,4,8,8]) { %p = max_pool(%x) {kernel_size = 2} %m = "
+                         "sum(%p) {dims = [1]} %n = max(%p) {dims = [1]} %o = add(%m, %n) "
+                         "return %o }");
+  f = fuse(twice);
+  EXPECT_EQ(patterns(twice, f), "pool+epilogue[ max_pool ] reduction+epilogue[ max ] "
+                                "reduction+epilogue[ sum add ] ");
+  Graph norm = parseOne("graph g(%x: f32[2,4,8,8]) { %p = max_pool(%x) {kernel_size = 2} %n = "
+                        "group_norm(%p) {groups = 2} return %n }");
+  f = fuse(norm);
+  EXPECT_EQ(patterns(norm, f), "pool+epilogue[ max_pool ] norm+epilogue[ group_norm ] ");
+}
+
 TEST(Canonicalize, DropoutScalarChainsAndDeadOps) {
   Graph g = parseOne("graph g(%x: f32[4]) { %d = dropout(%x) %a = mul(%d, 2.0) %b = div(%a, 4.0) "
                      "%c = add(%b, 1.0) %e = sub(%c, 3.0) %dead = exp(%x) return %e }");

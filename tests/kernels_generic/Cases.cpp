@@ -38,6 +38,16 @@ int64_t poolOut(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool cei
   return out;
 }
 
+/// The PyTorch function of a reduction kind.
+const char *reduceFunction(ReduceSpec::Kind kind) {
+  using K = ReduceSpec::Kind;
+  return kind == K::Sum    ? "torch.sum"
+         : kind == K::Mean ? "torch.mean"
+         : kind == K::Max  ? "torch.amax"
+         : kind == K::Min  ? "torch.amin"
+                           : "torch.logsumexp";
+}
+
 class CaseList {
 public:
   llvm::Error add(std::string name, llvm::Expected<KernelSource> kernel,
@@ -171,11 +181,7 @@ llvm::Error reduceCases(CaseList &list) {
         outShape.push_back(c.shape[d]);
     if (outShape.empty())
       outShape.push_back(1);
-    const char *fn = c.kind == K::Sum    ? "torch.sum"
-                     : c.kind == K::Mean ? "torch.mean"
-                     : c.kind == K::Max  ? "torch.amax"
-                     : c.kind == K::Min  ? "torch.amin"
-                                         : "torch.logsumexp";
+    const char *fn = reduceFunction(c.kind);
     std::string x = c.affine ? "(in0 * 0.5 - 0.25)" : "in0";
     std::string ref = std::string(fn) + "(" + x + ", dim=" + pyTuple(c.dims) + ")";
     if (c.affine)
@@ -232,15 +238,54 @@ llvm::Error softmaxCases(CaseList &list) {
   return llvm::Error::success();
 }
 
+/// A pooling case: its shape, window and whether Load / Post are kLoadAffine / kPostAffine.
+struct PoolCase {
+  const char *name;
+  bool max;
+  Shape6 shape; // [N, C, spatial...]
+  Shape6 k, s, p, d;
+  bool ceil, countIncludePad, affine;
+  const char *bench = "";
+};
+
+/// The spec of pool case c (Load set when affine, Post left to the caller) and its output shape.
+PoolSpec poolSpecOf(const PoolCase &c, Shape6 &outShape) {
+  PoolSpec s;
+  s.kernelName = c.name;
+  s.max = c.max;
+  s.spatialDims = c.shape.size() - 2;
+  s.N = c.shape[0];
+  s.C = c.shape[1];
+  outShape = {c.shape[0], c.shape[1]};
+  for (unsigned i = 0; i < s.spatialDims; ++i) {
+    unsigned d = 3 - s.spatialDims + i;
+    s.in[d] = c.shape[2 + i];
+    s.kernel[d] = c.k[i];
+    s.stride[d] = c.s[i];
+    s.padding[d] = c.p[i];
+    s.dilation[d] = c.d[i];
+    s.out[d] = poolOut(s.in[d], c.k[i], c.s[i], c.p[i], c.d[i], c.ceil);
+    outShape.push_back(s.out[d]);
+  }
+  s.countIncludePad = c.countIncludePad;
+  if (c.affine)
+    s.load = kLoadAffine;
+  return s;
+}
+
+/// PyTorch's pooling of case c over in0 (with its Load when affine), without Post.
+std::string poolReference(const PoolCase &c) {
+  std::string x = c.affine ? "(in0 * 0.5 - 0.25)" : "in0";
+  std::string fn =
+      std::string(c.max ? "F.max_pool" : "F.avg_pool") + std::to_string(c.shape.size() - 2) + "d";
+  return fn + "(" + x + ", " + pyTuple(c.k) + ", " + pyTuple(c.s) + ", " + pyTuple(c.p) +
+         (c.max ? ", dilation=" + pyTuple(c.d) : "") + ", ceil_mode=" + (c.ceil ? "True" : "False") +
+         (c.max ? "" : std::string(", count_include_pad=") + (c.countIncludePad ? "True" : "False")) +
+         ")";
+}
+
 llvm::Error poolCases(CaseList &list) {
-  struct P {
-    const char *name;
-    bool max;
-    Shape6 shape; // [N, C, spatial...]
-    Shape6 k, s, p, d;
-    bool ceil, countIncludePad, affine;
-    const char *bench = "";
-  };
+  using P = PoolCase;
   const P cases[] = {
       {"maxpool2d_dil_pad_ceil",
        true,
@@ -307,38 +352,72 @@ llvm::Error poolCases(CaseList &list) {
        "F.max_pool2d(t0, 3, 2, 1)"},
   };
   for (const P &c : cases) {
-    PoolSpec s;
-    s.kernelName = c.name;
-    s.max = c.max;
-    s.spatialDims = c.shape.size() - 2;
-    s.N = c.shape[0];
-    s.C = c.shape[1];
-    Shape6 outShape{c.shape[0], c.shape[1]};
-    for (unsigned i = 0; i < s.spatialDims; ++i) {
-      unsigned d = 3 - s.spatialDims + i;
-      s.in[d] = c.shape[2 + i];
-      s.kernel[d] = c.k[i];
-      s.stride[d] = c.s[i];
-      s.padding[d] = c.p[i];
-      s.dilation[d] = c.d[i];
-      s.out[d] = poolOut(s.in[d], c.k[i], c.s[i], c.p[i], c.d[i], c.ceil);
-      outShape.push_back(s.out[d]);
-    }
-    s.countIncludePad = c.countIncludePad;
-    if (c.affine) {
+    Shape6 outShape;
+    PoolSpec s = poolSpecOf(c, outShape);
+    if (c.affine)
+      s.post = kPostAffine;
+    std::string ref = poolReference(c) + (c.affine ? " * 2 + 1" : "");
+    if (auto err = list.add(c.name, emitPool(s), {in(0, c.shape), out(3, outShape)}, ref, c.bench))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+/// Reductions of a pool's result that compute each pooled element from its window (the pooled
+/// tensor is never written): both kernel modes, with and without a split, 1-D to 3-D pools.
+llvm::Error pooledReduceCases(CaseList &list) {
+  using K = ReduceSpec::Kind;
+  struct PR {
+    PoolCase pool;
+    Shape6 dims; // of the pooled tensor
+    K kind;
+    const char *bench;
+  };
+  const PR cases[] = {
+      {{"poolred_max2d_mean_hw", true, {3, 5, 18, 22}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
+        true, true},
+       {2, 3},
+       K::Mean,
+       ""},
+      {{"poolred_avg3d_sum_c", false, {2, 6, 5, 6, 7}, {2, 3, 3}, {2, 2, 3}, {1, 1, 1},
+        {1, 1, 1}, true, false, false},
+       {1},
+       K::Sum,
+       ""},
+      {{"poolred_max1d_dil_lse_split", true, {2, 3, 40001}, {3}, {2}, {1}, {2}, false, true,
+        true},
+       {2},
+       K::LogSumExp,
+       ""},
+      {{"poolred_max2d_mean_big", true, {128, 64, 128, 128}, {2, 2}, {2, 2}, {0, 0}, {1, 1},
+        false, true, false},
+       {2, 3},
+       K::Mean,
+       "torch.mean(F.max_pool2d(t0, 2), dim=(2, 3))"},
+  };
+  for (const PR &c : cases) {
+    Shape6 pooledShape;
+    ReduceSpec s;
+    s.kernelName = c.pool.name;
+    s.pooled = poolSpecOf(c.pool, pooledShape);
+    s.inShape = pooledShape;
+    s.dims = c.dims;
+    s.kind = c.kind;
+    if (c.pool.affine) {
       s.load = kLoadAffine;
       s.post = kPostAffine;
     }
-    std::string x = c.affine ? "(in0 * 0.5 - 0.25)" : "in0";
-    std::string fn =
-        std::string(c.max ? "F.max_pool" : "F.avg_pool") + std::to_string(s.spatialDims) + "d";
-    std::string ref =
-        fn + "(" + x + ", " + pyTuple(c.k) + ", " + pyTuple(c.s) + ", " + pyTuple(c.p) +
-        (c.max ? ", dilation=" + pyTuple(c.d) : "") + ", ceil_mode=" + (c.ceil ? "True" : "False") +
-        (c.max ? ""
-               : std::string(", count_include_pad=") + (c.countIncludePad ? "True" : "False")) +
-        ")" + (c.affine ? " * 2 + 1" : "");
-    if (auto err = list.add(c.name, emitPool(s), {in(0, c.shape), out(3, outShape)}, ref, c.bench))
+    Shape6 outShape;
+    for (size_t d = 0; d < pooledShape.size(); ++d)
+      if (!llvm::is_contained(c.dims, int64_t(d)))
+        outShape.push_back(pooledShape[d]);
+    std::string pooled = poolReference(c.pool);
+    if (c.pool.affine)
+      pooled = "(" + pooled + " * 0.5 - 0.25)";
+    std::string ref = std::string(reduceFunction(c.kind)) + "(" + pooled + ", dim=" +
+                      pyTuple(c.dims) + ")" + (c.pool.affine ? " * 2 + 1" : "");
+    if (auto err = list.add(c.pool.name, emitReduce(s), {in(0, c.pool.shape), out(3, outShape)},
+                            ref, c.bench))
       return err;
   }
   return llvm::Error::success();
@@ -433,7 +512,7 @@ llvm::Error normCases(CaseList &list) {
 
 llvm::Expected<std::vector<GenericCase>> genericCases() {
   CaseList list;
-  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, normCases})
+  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, pooledReduceCases, normCases})
     if (llvm::Error err = fn(list))
       return err;
   return std::move(list.cases);

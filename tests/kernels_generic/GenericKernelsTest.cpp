@@ -289,6 +289,20 @@ TEST(GenericKernels, BadSpecsGiveExactErrors) {
   p.in = {2, 1, 10};
   EXPECT_EQ(errorOf(emitPool(p)), "pool: avg_pool spec has a non-trivial unused spatial entry 0");
 
+  // A reduction of a pool's result: the pool is checked, and its result is what is reduced.
+  ReduceSpec pr;
+  pr.kernelName = "pr";
+  pr.dims = {2};
+  pr.pooled = p;
+  pr.inShape = {1, 1, 5};
+  EXPECT_EQ(errorOf(emitReduce(pr)),
+            "pr: avg_pool spec has a non-trivial unused spatial entry 0");
+  pr.pooled->in = {1, 1, 10};
+  pr.inShape = {1, 1, 10};
+  EXPECT_EQ(errorOf(emitReduce(pr)), "pr: sum over [1,1,10] reads a pool whose result is [1,1,5]");
+  pr.inShape = {1, 1, 5};
+  EXPECT_TRUE(bool(emitReduce(pr)));
+
   ElementwiseSpec e{"3bad", 10, 3, "return 0.f;"};
   EXPECT_EQ(errorOf(emitElementwise(e)), "generic kernel: '3bad' is not a valid kernel name");
   e.kernelName = "ew";
