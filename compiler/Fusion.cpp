@@ -10,9 +10,10 @@
 //     records why, for `sinterc explain --why`.
 //  2. Standalone ops. Reductions, softmax, pools and norms each take the elementwise chain
 //     that follows them as an epilogue; views stand alone. A pool whose chain ends in a
-//     reduction takes the reduction and its chain too (a Reduce tail): the reduction computes
-//     each pooled element from its window as it folds it, so the pooled tensor is never
-//     written and read back, and no element is computed twice.
+//     reduction takes the reduction and its chain too (a Reduce tail), and one that ends in a
+//     norm whose rows fit in registers takes the norm and its chain (a Norm tail): that
+//     kernel computes each pooled element from its window as it reads it, so the pooled
+//     tensor is never written and read back, and no element is computed twice.
 //  3. Elementwise trees. What is left is elementwise. Walking backwards, each op starts a
 //     group and absorbs its producers while they are elementwise, used once, not returned,
 //     and of the same size (so nothing is recomputed).
@@ -22,6 +23,8 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/Fusion.h"
+
+#include "compiler/kernels/Generic.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -315,20 +318,37 @@ void claim(Context &ctx, FusionResult &result, FusionGroup g) {
   result.groups.push_back(std::move(g));
 }
 
-/// Gives a pool group the reduction its chain flows into, and that reduction's chain.
-void takeReduceTail(const Context &ctx, FusionGroup &g) {
+/// Gives a pool group the reduction or norm its chain flows into, and that op's chain, when
+/// the consumer reads each pooled value exactly once: a reduction always, a layer, group or
+/// instance norm when its rows fit in registers (one kernel, row_norm.cuh); a norm that
+/// splits its statistics reads its input twice, so the pool is stored for it.
+void takePoolTail(const Context &ctx, FusionGroup &g) {
   int consumer = -1;
   // The pooled values (after the chain) must go to one consumer only, and not to memory.
   if (ctx.singleFreeConsumer(g.output, consumer))
     return;
-  // Only a reduction folds each pooled value exactly once; a norm would read them twice.
-  if (opInfo(ctx.op(consumer).kind).fusionClass != FusionClass::Reduction)
-    return;
-  g.tail = TailKind::Reduce;
-  g.pattern = "pool+epilogue+reduce";
-  g.reduce = consumer;
+  const Op &op = ctx.op(consumer);
   std::string stop;
-  g.output = followChain(ctx, ctx.op(consumer).result, g.reduceEpilogue, stop);
+  if (opInfo(op.kind).fusionClass == FusionClass::Reduction) {
+    g.tail = TailKind::Reduce;
+    g.pattern = "pool+epilogue+reduce";
+    g.reduce = consumer;
+    g.output = followChain(ctx, op.result, g.reduceEpilogue, stop);
+    return;
+  }
+  // A norm of the pooled values, not one using them as gamma or beta.
+  if (opInfo(op.kind).fusionClass != FusionClass::Norm || op.kind == OpKind::BatchNorm ||
+      op.operands[0].value != g.output)
+    return;
+  for (size_t i = 1; i < op.operands.size(); ++i)
+    if (op.operands[i].value == g.output)
+      return;
+  if (chooseRowNorm(rowNormGeometry(op, ctx.graph.type(g.output))) != RowNormMode::Resident)
+    return;
+  g.tail = TailKind::Norm;
+  g.pattern = "pool+epilogue+norm+epilogue";
+  g.norm = consumer;
+  g.output = followChain(ctx, op.result, g.normEpilogue, stop);
 }
 
 /// Absorbs the producers of `op` that can be computed inline, recursively.
@@ -391,7 +411,7 @@ FusionResult fuse(const Graph &graph) {
       g.output = followChain(ctx, g.output, g.epilogue, stop);
     }
     if (g.kind == GroupKind::Pool)
-      takeReduceTail(ctx, g);
+      takePoolTail(ctx, g);
     claim(ctx, result, std::move(g));
   }
 

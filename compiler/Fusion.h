@@ -33,7 +33,7 @@ enum class GroupKind : uint8_t {
 /// What follows the root's epilogue inside an anchor (or pool) group.
 enum class TailKind : uint8_t {
   None,          ///< anchor + epilogue
-  Norm,          ///< ... -> group_norm / instance_norm -> elementwise*
+  Norm,          ///< ... -> group_norm / instance_norm (a pool's: also layer_norm) -> elementwise*
   NormReduce,    ///< ... -> group_norm / instance_norm -> mean / sum over spatial (+C) dims
   RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
   Reduce,        ///< pool -> elementwise* -> any reduction -> elementwise*

@@ -2,8 +2,8 @@
 //
 // Elementwise trees become one elementwise kernel computing the group's output from its
 // inputs; reductions, softmax and pools become one kernel of their template,
-// with the trailing elementwise chain as its Post functor (a pool with a reduction tail
-// becomes one reduction kernel that computes the pooled elements itself); layer, group and instance norm of a
+// with the trailing elementwise chain as its Post functor (a pool with a reduction or norm
+// tail becomes one reduction or row-norm kernel that computes the pooled elements itself); layer, group and instance norm of a
 // tensor in memory are normalisations of contiguous rows, one kernel when a row fits in
 // registers and two (split statistics, then normalise) when not; views cost nothing unless
 // they are returned, in which case a copy writes the output.
@@ -186,9 +186,43 @@ llvm::Error planPoolReduce(PlanBuilder &b, int gi) {
                   MathMode::Ffma, slots);
 }
 
+/// A pool whose result flows (through its epilogue) into a layer, group or instance norm
+/// whose rows fit in registers: one row_norm.cuh kernel that computes each pooled element
+/// from its window as it loads a row.
+llvm::Error planPoolNorm(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &pool = g.ops[grp.root];
+  const Op &norm = g.ops[grp.norm];
+  const TensorType &pooled = g.type(pool.result);
+  SlotMap extra(8);
+  auto load = chainBody(g, grp.epilogue, pool.result, IndexSpace::flat(pooled.shape), extra);
+  if (!load)
+    return withContext(load.takeError(), b.where(gi));
+  auto post = chainBody(g, grp.normEpilogue, norm.result,
+                        IndexSpace::flat(g.type(norm.result).shape), extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  RowNormSpec spec = rowNormGeometry(norm, pooled);
+  spec.kernelName = b.kernelName(gi, "");
+  spec.load = *load;
+  spec.post = *post;
+  spec.pooled = poolSpec(g, pool, g.type(pool.operands[0].value));
+  std::map<int, int> slots{{0, b.bufferOf(pool.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  if (spec.affine) {
+    slots[6] = b.bufferOf(norm.operands[1].value);
+    slots[7] = b.bufferOf(norm.operands[2].value);
+  }
+  bindExtra(b, extra, slots);
+  const char *what = norm.kind == OpKind::LayerNorm ? "pool + layer norm" : "pool + group norm";
+  return b.launch(emitRowNorm(spec), gi, what, MathMode::Ffma, slots);
+}
+
 llvm::Error planPool(PlanBuilder &b, int gi) {
   if (b.fusion.groups[gi].tail == TailKind::Reduce)
     return planPoolReduce(b, gi);
+  if (b.fusion.groups[gi].tail == TailKind::Norm)
+    return planPoolNorm(b, gi);
   auto k = postKernel(b, gi);
   if (!k)
     return k.takeError();
@@ -208,27 +242,8 @@ llvm::Error planNorm(PlanBuilder &b, int gi) {
   if (!k)
     return k.takeError();
   const Op &root = *k->root;
-  const TensorType &xt = k->input;
-  RowNormSpec spec;
-  spec.eps = root.getFloat("eps");
-  spec.affine = root.operands.size() > 1;
+  RowNormSpec spec = rowNormGeometry(root, k->input);
   spec.post = k->post;
-  if (root.kind == OpKind::LayerNorm) {
-    int64_t width = 1;
-    for (int64_t d : root.getInts("normalized_shape"))
-      width *= d;
-    spec.width = width;
-    spec.rows = xt.numel() / width;
-  } else {
-    assert((root.kind == OpKind::GroupNorm || root.kind == OpKind::InstanceNorm) &&
-           "batch_norm is elementwise");
-    int64_t N = xt.shape[0], C = xt.shape[1], L = xt.numel() / (N * C);
-    int64_t groups = root.kind == OpKind::GroupNorm ? root.getInt("groups") : C;
-    spec.rows = N * groups;
-    spec.width = C / groups * L;
-    spec.affineGroups = groups;
-    spec.affineDiv = L;
-  }
   std::map<int, int> slots = k->slots;
   if (spec.affine) {
     slots[6] = b.bufferOf(root.operands[1].value);

@@ -10,13 +10,16 @@
 // affine index a = ((r % kAffineGroups) * kWidth + w) / kAffineDiv: w itself for a layer norm,
 // the channel for a group norm of [N, C, L] (kAffineGroups = groups, kAffineDiv = L).
 // Memory traffic is one read and one write of the tensor: the bound of the operation.
+// With kPooled, the rows are a pool's result that never reached memory: the generated Element
+// functor computes each element from its window (pool_window.cuh) as the row is loaded.
 //
 // Teams narrower than a warp share their warp (several rows per warp); a team of more than 32
 // threads owns its block and combines its warps through shared memory.
 //
 // Expects in namespace cfg: kRows, kWidth, kTeam, kThreads, kVec (1 or 4), kPer (vectors per
-// thread), kAffine, kAffineGroups, kAffineDiv, kEps (float), kOutSlot; and structs Load (each
-// input element, flat index) and Post (each result, flat index).
+// thread), kAffine, kAffineGroups, kAffineDiv, kEps (float), kOutSlot, kPooled; and structs
+// Element (the value of each input element, flat index), Load (applied to it) and Post (each
+// result, flat index).
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -60,6 +63,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   static_assert(cfg::kPer * cfg::kTeam >= kVecs, "the team's registers hold the row");
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   float *out = sinter::slot<float>(b, cfg::kOutSlot);
+  const Element element{};
   const Load load{};
   const Post post{};
   const int lane = threadIdx.x % cfg::kTeam;
@@ -74,11 +78,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
     const i64 j = lane + i64(k) * cfg::kTeam;
     if (active && j < kVecs) {
       const i64 i = base + j * cfg::kVec;
-      if constexpr (cfg::kVec == 4) {
+      if constexpr (cfg::kVec == 4 && !cfg::kPooled) {
         const float4 q = __ldg(reinterpret_cast<const float4 *>(x + i));
         v[k][0] = q.x, v[k][1] = q.y, v[k][2] = q.z, v[k][3] = q.w;
       } else {
-        v[k][0] = __ldg(x + i);
+#pragma unroll
+        for (int e = 0; e < cfg::kVec; ++e)
+          v[k][e] = element(x, i + e, b);
       }
 #pragma unroll
       for (int e = 0; e < cfg::kVec; ++e) {

@@ -94,6 +94,20 @@ void writePoolWindow(PrologueWriter &w, const PoolSpec &spec) {
   w.constantBool("kCountIncludePad", spec.countIncludePad);
 }
 
+void writeElement(PrologueWriter &w, const std::optional<PoolSpec> &pooled) {
+  constexpr const char *kHead =
+      "struct Element {\n  __device__ __forceinline__ float operator()(const float *__restrict__ "
+      "x, sinter::i64 i, const sinter::Buffers &b) const {\n    (void)b;\n    ";
+  if (!pooled) {
+    w.code(std::string(kHead) + "return __ldg(x + i);\n  }\n};");
+    return;
+  }
+  writePoolWindow(w, *pooled);
+  w.code("#include \"pool_window.cuh\"");
+  w.flatFunctor("PoolLoad", pooled->load);
+  w.code(std::string(kHead) + "return sinter::pool::window(x, i, PoolLoad{}, b);\n  }\n};");
+}
+
 } // namespace generic
 
 llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {

@@ -27,6 +27,8 @@
 
 namespace sinter {
 
+struct Op;
+
 /// out[i] = Compute{}(i, b) for every i < numel, into slot outSlot. `computeBody` is the body
 /// of the compute functor (Emit.h): statements reading `i` and `b` and ending in a return; it
 /// reads its inputs itself, broadcasting included. Stores 16 bytes at a time when numel % 4 ==
@@ -112,7 +114,14 @@ struct RowNormSpec {
   bool affine = true;
   FunctorBody load, post;
   int outSlot = 3;
+  /// As in ReduceSpec: the rows are this pool's result, computed from its windows over slot 0
+  /// as a row is loaded (each pooled element once). Resident kernels only.
+  std::optional<PoolSpec> pooled;
 };
+
+/// The rows of a layer, group or instance norm `norm` of a tensor of type `input` (contiguous):
+/// rows, width, affine groups and divisor, eps and whether it has gamma and beta.
+RowNormSpec rowNormGeometry(const Op &norm, const TensorType &input);
 
 /// How a RowNormSpec is computed.
 enum class RowNormMode : uint8_t {

@@ -54,4 +54,9 @@ llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name);
 /// The constants pool_window.cuh expects.
 void writePoolWindow(PrologueWriter &w, const PoolSpec &spec);
 
+/// The Element functor of reduce.cuh and row_norm.cuh (the value of element i of the tensor
+/// they read: a load of slot 0, or with `pooled` that pool's window over slot 0, whose
+/// constants and template it also writes).
+void writeElement(PrologueWriter &w, const std::optional<PoolSpec> &pooled);
+
 } // namespace sinter::generic

@@ -166,17 +166,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   w.constant("kOutSlot", spec.outSlot);
   w.constant("kWorkSlot", kReduceWorkSlot);
   w.constantBool("kSmallIndex", numel <= int64_t(UINT32_MAX));
-  constexpr const char *kElementHead =
-      "struct Element {\n  __device__ __forceinline__ float operator()(const float *__restrict__ "
-      "x, sinter::i64 i, const sinter::Buffers &b) const {\n    (void)b;\n    ";
-  if (spec.pooled) {
-    writePoolWindow(w, *spec.pooled);
-    w.code("#include \"pool_window.cuh\"");
-    w.flatFunctor("PoolLoad", spec.pooled->load);
-    w.code(std::string(kElementHead) + "return sinter::pool::window(x, i, PoolLoad{}, b);\n  }\n};");
-  } else {
-    w.code(std::string(kElementHead) + "return __ldg(x + i);\n  }\n};");
-  }
+  writeElement(w, spec.pooled);
   w.flatFunctor("Load", spec.load);
   w.flatFunctor("Post", spec.post);
 

@@ -11,6 +11,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/GenericCommon.h"
+#include "ir/Graph.h"
 #include "ir/Ops.h"
 
 namespace sinter {
@@ -73,6 +74,29 @@ double affineBytes(const RowNormSpec &s) {
 
 } // namespace
 
+RowNormSpec rowNormGeometry(const Op &norm, const TensorType &input) {
+  RowNormSpec spec;
+  spec.eps = norm.getFloat("eps");
+  spec.affine = norm.operands.size() > 1;
+  if (norm.kind == OpKind::LayerNorm) {
+    int64_t width = 1;
+    for (int64_t d : norm.getInts("normalized_shape"))
+      width *= d;
+    spec.width = width;
+    spec.rows = input.numel() / width;
+    return spec;
+  }
+  assert((norm.kind == OpKind::GroupNorm || norm.kind == OpKind::InstanceNorm) &&
+         "batch_norm is elementwise");
+  int64_t N = input.shape[0], C = input.shape[1], L = input.numel() / (N * C);
+  int64_t groups = norm.kind == OpKind::GroupNorm ? norm.getInt("groups") : C;
+  spec.rows = N * groups;
+  spec.width = C / groups * L;
+  spec.affineGroups = groups;
+  spec.affineDiv = L;
+  return spec;
+}
+
 RowNormMode chooseRowNorm(const RowNormSpec &s) {
   const ResidentShape r = residentShape(s);
   if (r.per > maxVectorsPerThread(r.vec))
@@ -96,6 +120,21 @@ llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &s) {
     return makeError(name + ": norm over " + llvm::Twine(s.rows) +
                      " rows needs too many blocks for one grid");
 
+  int64_t window = 1;
+  if (s.pooled) {
+    auto wv = checkPool(*s.pooled, name);
+    if (!wv)
+      return wv.takeError();
+    window = *wv;
+    int64_t pooled = s.pooled->N * s.pooled->C;
+    for (int64_t e : s.pooled->out)
+      pooled *= e;
+    if (pooled != s.rows * s.width)
+      return makeError(name + ": norm over " + llvm::Twine(s.rows) + " rows of " +
+                       llvm::Twine(s.width) + " reads a pool of " + llvm::Twine(pooled) +
+                       " elements");
+  }
+
   PrologueWriter w(name, "row_norm.cuh");
   affineConstants(w, s);
   w.constant("kTeam", r.team);
@@ -103,6 +142,8 @@ llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &s) {
   w.constant("kVec", r.vec);
   w.constant("kPer", r.per);
   w.constantFloat("kEps", s.eps);
+  w.constantBool("kPooled", s.pooled.has_value());
+  writeElement(w, s.pooled);
   w.flatFunctor("Load", s.load);
   w.flatFunctor("Post", s.post);
 
@@ -113,11 +154,22 @@ llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &s) {
   ks.launch.grid = {unsigned(blocks), 1, 1};
   ks.launch.block = {unsigned(r.threads), 1, 1};
   ks.tileConfig = std::to_string(r.team) + "-thread team per row of " + std::to_string(s.width) +
+                  (s.pooled ? std::string(" pooled (") + (s.pooled->max ? "max" : "avg") +
+                                  " window " + std::to_string(window) + ")"
+                            : std::string()) +
                   ", " + std::to_string(r.per) + (r.vec == 4 ? " float4" : " floats") +
                   " a thread in registers";
   const double numel = double(s.rows) * double(s.width);
   ks.flops = numel * 8;
   ks.bytes = numel * 8 + affineBytes(s);
+  if (s.pooled) {
+    // The pool's input is read instead of its result.
+    int64_t inPlane = 1;
+    for (int64_t e : s.pooled->in)
+      inPlane *= e;
+    ks.flops += numel * double(window);
+    ks.bytes = numel * 4 + double(s.pooled->N * s.pooled->C * inPlane) * 4 + affineBytes(s);
+  }
   return ks;
 }
 
@@ -125,6 +177,9 @@ llvm::Expected<KernelSource> emitRowApply(const RowNormSpec &s) {
   if (llvm::Error err = check(s))
     return err;
   const std::string &name = s.kernelName;
+  if (s.pooled)
+    return makeError(name + ": a norm that computes its pooled input must hold its rows in "
+                            "registers (row_norm.cuh)");
   constexpr int64_t threads = 256, vectorsPerThread = 4;
   const int64_t vec = s.width % 4 == 0 ? 4 : 1;
   const int64_t chunk = threads * vec * vectorsPerThread;

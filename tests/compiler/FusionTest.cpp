@@ -120,10 +120,24 @@ TEST(Fusion, APoolKeepsItsResultInMemoryWhenItIsNeededElsewhere) {
   f = fuse(twice);
   EXPECT_EQ(patterns(twice, f), "pool+epilogue[ max_pool ] reduction+epilogue[ max ] "
                                 "reduction+epilogue[ sum add ] ");
-  Graph norm = parseOne("graph g(%x: f32[2,4,8,8]) { %p = max_pool(%x) {kernel_size = 2} %n = "
-                        "group_norm(%p) {groups = 2} return %n }");
-  f = fuse(norm);
-  EXPECT_EQ(patterns(norm, f), "pool+epilogue[ max_pool ] norm+epilogue[ group_norm ] ");
+  // Rows of 2 x 262144 pooled values do not fit in registers: the norm splits its statistics
+  // and reads its input twice.
+  Graph split = parseOne("graph g(%x: f32[1,4,1024,1024]) { %p = max_pool(%x) {kernel_size = 2} "
+                         "%n = group_norm(%p) {groups = 2} return %n }");
+  f = fuse(split);
+  EXPECT_EQ(patterns(split, f), "pool+epilogue[ max_pool ] norm+epilogue[ group_norm ] ");
+}
+
+TEST(Fusion, APoolFlowingIntoANormHeldInRegistersTakesIt) {
+  Graph g = parseOne("graph g(%x: f32[2,4,8,8], %ga: param f32[4], %be: param f32[4]) { %p = "
+                     "avg_pool(%x) {kernel_size = 2} %t = tanh(%p) %n = group_norm(%t, %ga, %be) "
+                     "{groups = 2} %o = relu(%n) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "pool+epilogue+norm+epilogue[ avg_pool tanh group_norm relu ] ");
+  auto r = runPipeline(g, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "row_norm.cuh");
 }
 
 TEST(Canonicalize, DropoutScalarChainsAndDeadOps) {

@@ -423,6 +423,76 @@ llvm::Error pooledReduceCases(CaseList &list) {
   return llvm::Error::success();
 }
 
+/// Row norms whose rows are a pool's result computed from its windows as a row is loaded:
+/// group norms of pooled images (affine index = channel) and a layer norm over the pooled
+/// plane, scalar and float4 rows.
+llvm::Error pooledNormCases(CaseList &list) {
+  struct PN {
+    PoolCase pool;
+    int64_t groups; ///< 0: a layer norm over each pooled (n, c) plane
+    const char *bench;
+  };
+  const PN cases[] = {
+      {{"poolgn_max2d_vec4", true, {3, 6, 16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, true,
+        true},
+       3,
+       ""},
+      {{"poolgn_avg3d_odd", false, {2, 4, 7, 9, 5}, {2, 2, 3}, {2, 2, 2}, {1, 0, 1}, {1, 1, 1},
+        true, false, false},
+       2,
+       ""},
+      {{"poolln_max2d_ceil", true, {2, 5, 13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true, true,
+        false},
+       0,
+       ""},
+      {{"poolgn_max2d_big", true, {128, 128, 64, 64}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
+        true, false},
+       4,
+       "F.group_norm(F.max_pool2d(t0, 2), 4, t6, t7, 1e-5)"},
+  };
+  for (const PN &c : cases) {
+    Shape6 pooledShape;
+    RowNormSpec s;
+    s.kernelName = c.pool.name;
+    s.pooled = poolSpecOf(c.pool, pooledShape);
+    const int64_t N = pooledShape[0], C = pooledShape[1], L = s.pooled->out[0] *
+                                                               s.pooled->out[1] * s.pooled->out[2];
+    s.eps = 1e-5;
+    if (c.groups == 0) {
+      s.rows = N * C;
+      s.width = L;
+    } else {
+      s.rows = N * c.groups;
+      s.width = C / c.groups * L;
+      s.affineGroups = c.groups;
+      s.affineDiv = L;
+    }
+    if (c.pool.affine) {
+      s.load = kLoadAffine;
+      s.post = kPostAffine;
+    }
+    const int64_t params = c.groups == 0 ? L : C;
+    std::vector<CaseBuffer> bufs{in(0, c.pool.shape, "randn", 3.0), out(3, pooledShape),
+                                 in(6, {params}), in(7, {params})};
+    std::string x = poolReference(c.pool);
+    if (c.pool.affine)
+      x = "(" + x + " * 0.5 - 0.25)";
+    std::string normalized;
+    for (size_t d = 2; d < pooledShape.size(); ++d)
+      normalized += std::to_string(pooledShape[d]) + ",";
+    std::string ref =
+        c.groups == 0
+            ? "F.layer_norm(" + x + ", (" + normalized + "), in6.reshape(" + normalized +
+                  "), in7.reshape(" + normalized + "), 1e-5)"
+            : "F.group_norm(" + x + ", " + std::to_string(c.groups) + ", in6, in7, 1e-5)";
+    if (c.pool.affine)
+      ref = "(" + ref + ") * 2 + 1";
+    if (auto err = list.add(c.pool.name, emitRowNorm(s), bufs, ref, c.bench))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error normCases(CaseList &list) {
   struct St {
     const char *name;
@@ -512,7 +582,8 @@ llvm::Error normCases(CaseList &list) {
 
 llvm::Expected<std::vector<GenericCase>> genericCases() {
   CaseList list;
-  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, pooledReduceCases, normCases})
+  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, pooledReduceCases, normCases,
+                  pooledNormCases})
     if (llvm::Error err = fn(list))
       return err;
   return std::move(list.cases);

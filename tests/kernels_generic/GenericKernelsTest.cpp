@@ -302,6 +302,16 @@ TEST(GenericKernels, BadSpecsGiveExactErrors) {
   EXPECT_EQ(errorOf(emitReduce(pr)), "pr: sum over [1,1,10] reads a pool whose result is [1,1,5]");
   pr.inShape = {1, 1, 5};
   EXPECT_TRUE(bool(emitReduce(pr)));
+  RowNormSpec pn;
+  pn.kernelName = "pn";
+  pn.pooled = pr.pooled;
+  pn.rows = 2;
+  pn.width = 5;
+  EXPECT_EQ(errorOf(emitRowNorm(pn)), "pn: norm over 2 rows of 5 reads a pool of 5 elements");
+  pn.rows = 1;
+  EXPECT_TRUE(bool(emitRowNorm(pn)));
+  EXPECT_EQ(errorOf(emitRowApply(pn)), "pn: a norm that computes its pooled input must hold its "
+                                       "rows in registers (row_norm.cuh)");
 
   ElementwiseSpec e{"3bad", 10, 3, "return 0.f;"};
   EXPECT_EQ(errorOf(emitElementwise(e)), "generic kernel: '3bad' is not a valid kernel name");
