@@ -3,8 +3,9 @@
 // Checks a GemmSpec, picks the engine and block tile and writes the prologue of a
 // templates/gemm.cuh kernel. On sm_90a, products whose B is [N, K] with 16-byte rows run on
 // the wgmma engine with the tile of least predicted time (chooseWgmmaTile). Otherwise
-// (mma.sync) large products get 128x128x32 tiles with eight warps in three cp.async stages;
-// small ones 64x64 with four warps so that more blocks fill the machine. With a norm tail
+// (mma.sync) large products get 128x128x32 tiles with eight warps in three cp.async stages
+// (128x64 when N is at most 64); small ones 64x64 with four warps so that more blocks fill
+// the machine. With a norm tail
 // the warp's column span is widened to the norm group when needed, since a group must be
 // reduced inside one warp's registers.
 //
@@ -128,6 +129,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s) {
   }
   bool big = s.M * s.N * batch >= int64_t(128) * 128 * 132;
   GemmTile tile = big ? GemmTile{128, 128, 32, 2, 4, 3} : GemmTile{64, 64, 32, 2, 2, 3};
+  // At most 64 columns (attention's P x V, a projection to 64 features): a 128-wide tile would
+  // spend half its products on padding; the same eight warps take 128 x 64 as 4 x 2.
+  if (big && s.N <= 64)
+    tile = GemmTile{128, 64, 32, 4, 2, 3};
   if (s.normGroupCols > 0) {
     // Widen the warps' column span to hold whole groups; a 64-wide group needs 128-wide tiles.
     if (s.normGroupCols > tile.bn)

@@ -117,6 +117,10 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   const bool innerReduced = !redSize.empty() && (keptSize.empty() || redStride.back() == 1);
   const bool teamMode = innerReduced && (R >= 64 || numOut < 2048);
 
+  // Loads per output: a pooled element costs its window's loads, so a short reduction of
+  // pooled values (the channels of a 3x3x3 max pool) still needs several warps per output.
+  const int64_t work = R * window;
+
   int64_t team = 0, rows = 0, cols = 1, threads, outputsPerBlock, lanesPerOutput;
   if (teamMode) {
     team = R <= 512 ? 32 : R <= 8192 ? 128 : 512;
@@ -124,7 +128,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
     outputsPerBlock = threads / team;
     lanesPerOutput = team;
   } else {
-    rows = std::min<int64_t>(8, nextPow2(ceilDiv(R, 32)));
+    rows = std::min({int64_t(8), nextPow2(ceilDiv(work, 32)), nextPow2(R)});
     // Blocks of fewer than 8 warps take several groups of 32 outputs: a 32-thread block would
     // cap a multiprocessor at half its threads.
     cols = std::clamp<int64_t>(ceilDiv(numOut, 32), 1, 8 / rows);
@@ -138,9 +142,10 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   int64_t split = 1;
   const int64_t targetBlocks = kTargetThreads / threads;
   if (blocksX < targetBlocks) {
-    // Each lane should still fold at least 64 elements, or the split costs more than it gains.
+    // Each lane should still make at least 64 loads, or the split costs more than it gains.
     split = std::min({ceilDiv(targetBlocks, blocksX),
-                      ceilDiv(ceilDiv(R, lanesPerOutput), int64_t(64)), int64_t(1024)});
+                      ceilDiv(ceilDiv(work, lanesPerOutput), int64_t(64)),
+                      ceilDiv(R, lanesPerOutput), int64_t(1024)});
     split = std::max<int64_t>(split, 1);
   }
   const int64_t chunk = ceilDiv(R, split);

@@ -250,6 +250,21 @@ inline std::vector<GemmCase> gemmCases() {
     g.spec.batchStrideC = {3 * 520 * 384, 520 * 384};
     gs.push_back(g);
   }
+  {
+    // Attention's P x V (bmm_attention): 64 columns, so the 128x64 mma.sync tile; B as [K, N].
+    GemmCase g;
+    g.spec.kernelName = "bmm_pv_n64";
+    g.spec.M = 512;
+    g.spec.N = 64;
+    g.spec.K = 512;
+    g.spec.bTransposed = false;
+    g.spec.batchShape = {256};
+    g.spec.batchStrideA = {512 * 512};
+    g.spec.batchStrideB = {512 * 64};
+    g.spec.batchStrideC = {512 * 64};
+    g.bench = true;
+    gs.push_back(g);
+  }
   // Shapes for the wgmma engine (B as [N, K], K a multiple of 4): partial tiles in M and N,
   // a norm tail, a batch with a broadcast weight, and the 8192^3 benchmarks.
   {
