@@ -320,8 +320,9 @@ void claim(Context &ctx, FusionResult &result, FusionGroup g) {
 
 /// Gives a pool group the reduction or norm its chain flows into, and that op's chain, when
 /// the consumer reads each pooled value exactly once: a reduction always, a layer, group or
-/// instance norm when its rows fit in registers (one kernel, row_norm.cuh); a norm that
-/// splits its statistics reads its input twice, so the pool is stored for it.
+/// instance norm when its rows fit in registers (one kernel, row_norm.cuh) and the pool's
+/// windows do not overlap; a norm that splits its statistics reads its input twice, so the
+/// pool is stored for it.
 void takePoolTail(const Context &ctx, FusionGroup &g) {
   int consumer = -1;
   // The pooled values (after the chain) must go to one consumer only, and not to memory.
@@ -345,6 +346,15 @@ void takePoolTail(const Context &ctx, FusionGroup &g) {
       return;
   if (chooseRowNorm(rowNormGeometry(op, ctx.graph.type(g.output))) != RowNormMode::Resident)
     return;
+  // Overlapping windows (kernel > stride) measured slower fused on the H200 (a 3x3 stride-2
+  // max pool before a group norm: 0.491 vs 0.466 ms): one block per row cannot hide the
+  // extra loads that the standalone pool's one thread per output does.
+  const Op &pool = ctx.op(g.root);
+  unsigned sd = ctx.graph.type(pool.operands[0].value).rank() - 2;
+  IntList kernel = pool.getSpatial("kernel_size", sd), stride = pool.getSpatial("stride", sd);
+  for (unsigned i = 0; i < sd; ++i)
+    if (kernel[i] > stride[i])
+      return;
   g.tail = TailKind::Norm;
   g.pattern = "pool+epilogue+norm+epilogue";
   g.norm = consumer;

@@ -109,9 +109,22 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));
-  for (KernelSource &k : *kernels)
-    if (auto err = b.launch(std::move(k), gi, role, s.math, slots))
+  std::map<int, int> all = slots, packSlots;
+  if (kernels->front().templateName == "conv_pack.cuh") {
+    // The weight rows the pack kernel writes (from the weight alone) are read by the kernels
+    // after it.
+    const Op &anchor = b.graph.ops[b.fusion.groups[gi].root];
+    const WorkspaceNeed &rows = kernels->front().workspace.front();
+    all[kConvPackSlot] =
+        b.workspace(b.graph.values[anchor.operands[1].value].name + ".rows", rows.bytes);
+    packSlots = {{1, all.at(1)}, {kConvPackSlot, all[kConvPackSlot]}};
+  }
+  for (KernelSource &k : *kernels) {
+    const bool pack = k.templateName == "conv_pack.cuh";
+    if (auto err = b.launch(std::move(k), gi, pack ? "weight rows" : role,
+                            pack ? MathMode::Ffma : s.math, pack ? packSlots : all))
       return err;
+  }
   return llvm::Error::success();
 }
 

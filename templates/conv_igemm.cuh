@@ -6,7 +6,9 @@
 // A tiles are gathered from x by cp.async (4 bytes, zero-filled outside the input); which
 // taps fall inside the input is decided once per row through per-dimension bit masks, so the
 // K loop pays one add and one mask test per element. B tiles come from the weight as stored
-// (PyTorch layout, no repacking). Both tiles are stored [row][k] so that ldmatrix forms the
+// (PyTorch layout) in 4-byte copies, or with kPackedB in 16-byte copies from rows whose k are
+// contiguous: the weight itself for a direct convolution with K % 4 == 0, else the rows
+// conv_pack.cuh wrote into slot kBSlot (5) before the kernel. Both tiles are stored [row][k] so that ldmatrix forms the
 // mma fragments. Stages are pipelined cp.async groups; products are mma.sync m16n8k8 TF32
 // or 3xTF32 (mma.cuh). A transposed convolution with stride 1 is the
 // convolution with flipped taps: input position = out + padding - tap * dilation.
@@ -22,13 +24,14 @@
 // and accumulates per-(n, c) sum and sum of squares in
 // double (block-reduced first, one atomic per (n, c) per block where the tile lies in one n).
 //
-// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)).
+// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)), kBSlot the B rows (kPackedB).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
-// registers must allow), kMath; struct Epilogue.
+// registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from one
+// output channel's row to the next), kBBase (where this kernel's rows start); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -75,6 +78,8 @@ static_assert(kARows >= 1 && cfg::kBM % (8 * (kThreads / 32)) == 0,
               "A loader: whole groups of 8 rows per warp");
 static_assert(cfg::kBK % 4 == 0, "A loader: 4 k per row per instruction");
 static_assert(kThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
+static_assert(!cfg::kPackedB || (cfg::kBN * cfg::kBK / 4) % kThreads == 0,
+              "packed B loader: whole 16-byte pieces per thread");
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");
 static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
@@ -283,7 +288,8 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
   }
   __syncthreads();
 
-  // ---- B loader state: this thread loads k column bK of the tile, rows n = bN0 + pass.
+  // ---- B loader state: this thread loads k column bK of the tile, rows n = bN0 + pass
+  // (4-byte copies), or 16-byte pieces tid, tid + kThreads, ... of the tile (kPackedB).
   const int bK = tid % cfg::kBK;
   const int bN0 = tid / cfg::kBK;
   constexpr int kBPass = kThreads / cfg::kBK;
@@ -313,6 +319,20 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
         const int row = (lane & 7) + 8 * (warp + kWarps * r);
         mma::cpAsync4(as + row * kAStride + kr, ok ? aBase[r] + e.x : x, ok);
       }
+    }
+    if constexpr (cfg::kPackedB) {
+      constexpr int kPieces = cfg::kBN * cfg::kBK / 4 / kThreads; // per thread and stage
+      const float *rows = sinter::slot<const float>(b, cfg::kBSlot) + cfg::kBBase +
+                          (i64)(grp * kCoutG + n0) * cfg::kBRow;
+#pragma unroll
+      for (int p = q * kPieces / kSteps; p < (q + 1) * kPieces / kSteps; ++p) {
+        const int piece = tid + p * kThreads;
+        const int nr = piece / (cfg::kBK / 4), kc = (piece % (cfg::kBK / 4)) * 4;
+        const bool ok = n0 + nr < kCoutG && kb + kc < kK;
+        mma::cpAsync16(bs + nr * kBStride + kc, ok ? rows + (i64)nr * cfg::kBRow + kb + kc : rows,
+                       ok ? 16 : 0);
+      }
+      return;
     }
     const int k = kb + bK;
     const bool kOk = k < kK;

@@ -57,8 +57,20 @@ class Launches:
         self.ks = [(Kernel(os.path.join(d, kk["name"] + ".cubin"), kk["name"], kk["smem"]), kk)
                    for kk in case["kernels"]]
         self.regs = max(k.regs for k, _ in self.ks)
+        # Workspace the kernels share by slot (e.g. the weight rows a conv's pack kernel
+        # writes for the kernels after it).
+        sizes = {}
+        for _, kk in self.ks:
+            for need in kk.get("workspace", []):
+                sizes[need["slot"]] = max(sizes.get(need["slot"], 0), need["bytes"])
+        self.workspace = {slot: torch.empty(n, dtype=torch.uint8, device="cuda")
+                          for slot, n in sizes.items()}
 
     def launch(self, slots):
+        slots = list(slots)
+        for slot, t in self.workspace.items():
+            if slots[slot] is None:
+                slots[slot] = t
         for k, kk in self.ks:
             k.launch(kk["grid"], kk["block"], slots)
 

@@ -90,8 +90,20 @@ std::string phaseName(const ConvSpec &s, const KernelShape &k) {
 }
 
 /// The conv_igemm kernel for shape `k` of `s` (checked by the caller) with the given tile.
+/// Where a kernel's B loader reads its weight rows (conv_igemm.cuh, kPackedB).
+struct BRows {
+  bool packed = false; ///< 16-byte copies from rows with contiguous k
+  int slot = 1;        ///< the weight itself (1) or conv_pack.cuh's rows (kConvPackSlot)
+  int64_t row = 0, base = 0;
+};
+
+/// Whether `tile`'s B tile splits into whole 16-byte pieces per thread.
+bool tileTakesPackedB(const ConvTile &tile) {
+  return (tile.bn * tile.bk / 4) % (32 * tile.warpsM * tile.warpsN) == 0;
+}
+
 llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &shape,
-                                        const std::string &name, ConvTile tile) {
+                                        const std::string &name, ConvTile tile, BRows bRows) {
   const int64_t coutG = s.Cout / s.groups, cinG = s.Cin / s.groups;
   const int threads = 32 * tile.warpsM * tile.warpsN;
   // A loader: each warp copies groups of 8 rows; B loader: whole k rows per pass.
@@ -150,6 +162,10 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
   w.constant("kMath", tensorCoreMathConstant(s.math));
+  w.constantBool("kPackedB", bRows.packed);
+  w.constant("kBSlot", bRows.slot);
+  w.constant("kBRow", bRows.row);
+  w.constant("kBBase", bRows.base);
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -165,7 +181,10 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                  std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " +
                  std::to_string(tile.warpsM * tile.warpsN) + " warps, " +
                  std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
-                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
+                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+                 (!bRows.packed      ? ""
+                  : bRows.slot == 1 ? ", 16-byte weight rows"
+                                    : ", packed weight rows");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
   k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps +
                          (s.hasBias ? s.Cout : 0) + (s.storeOutput ? s.N * s.Cout * outVol : 0));
@@ -174,6 +193,48 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,
                            "per-(n,c) sum and sum of squares (double)"});
   }
+  return k;
+}
+
+/// conv_pack.cuh for the kernels `shapes` of `s`: their weight rows, kPad floats each.
+KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int64_t kPad) {
+  constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
+  const std::string name = s.kernelName + "_pack";
+  PrologueWriter w(name, "conv_pack.cuh");
+  w.constant("kCin", s.Cin);
+  w.constant("kCout", s.Cout);
+  w.constant("kGroups", s.groups);
+  w.constantBool("kTransposed", s.transposed);
+  w.constant("kWKD", s.kernel[0]);
+  w.constant("kWKH", s.kernel[1]);
+  w.constant("kWKW", s.kernel[2]);
+  w.constant("kKernels", int64_t(shapes.size()));
+  w.constant("kKPad", kPad);
+  w.constant("kThreads", kThreads);
+  std::vector<int64_t> taps, tap0, tapStep;
+  for (const KernelShape &k : shapes)
+    for (int d = 0; d < 3; ++d) {
+      taps.push_back(k.kernel[d]);
+      tap0.push_back(k.wTap0[d]);
+      tapStep.push_back(k.wTapStep[d]);
+    }
+  w.deviceConstantArray("kPTaps", taps);
+  w.deviceConstantArray("kPTap0", tap0);
+  w.deviceConstantArray("kPTapStep", tapStep);
+  const int64_t total = int64_t(shapes.size()) * s.Cout * kPad;
+  KernelSource k;
+  k.name = name;
+  k.templateName = "conv_pack.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks)),
+                   1, 1};
+  k.launch.block = {unsigned(kThreads), 1, 1};
+  k.tileConfig = std::to_string(shapes.size()) + " x " + std::to_string(s.Cout) + " rows of " +
+                 std::to_string(kPad) + " weights";
+  k.flops = 0;
+  k.bytes = 4.0 * double(s.Cout * (s.Cin / s.groups) * volume(s.kernel) + total);
+  k.workspace.push_back({kConvPackSlot, 4 * total, WorkspaceNeed::Init::None,
+                         "the weights as conv_igemm's k rows (conv_pack.cuh)"});
   return k;
 }
 
@@ -195,14 +256,40 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        std::to_string(expect) + ")");
   }
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
+  llvm::SmallVector<ConvTile, 8> tiles;
+  for (const KernelShape &shape : shapes)
+    tiles.push_back(tile ? *tile
+                         : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math));
+  // B rows: a direct convolution's weight rows are its k rows already; when they are whole
+  // 16-byte pieces the kernel copies them as they are. Otherwise (transposed convolutions,
+  // output phases, K % 4 != 0) conv_pack.cuh writes every kernel's rows first.
+  const int64_t cinG = s.Cin / s.groups;
+  const bool direct = !s.transposed && (cinG * volume(s.kernel)) % 4 == 0;
+  int64_t kPad = 0;
+  bool pack = false;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const int64_t bk = tiles[i].bk;
+    kPad = std::max(kPad, (cinG * volume(shapes[i].kernel) + bk - 1) / bk * bk);
+    pack |= !direct && tileTakesPackedB(tiles[i]);
+  }
   std::vector<KernelSource> kernels;
+  if (pack)
+    kernels.push_back(emitPack(s, shapes, kPad));
   for (size_t i = 0; i < shapes.size(); ++i) {
     const KernelShape &shape = shapes[i];
     std::string name = shapes.size() == 1 ? s.kernelName : s.kernelName + "_p" + std::to_string(i);
-    ConvTile t = tile ? *tile : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math);
-    auto k = emitKernel(s, shape, name, t);
+    BRows rows;
+    if (tileTakesPackedB(tiles[i])) {
+      rows.packed = true;
+      rows.slot = direct ? 1 : kConvPackSlot;
+      rows.row = direct ? cinG * volume(s.kernel) : kPad;
+      rows.base = direct ? 0 : int64_t(i) * s.Cout * kPad;
+    }
+    auto k = emitKernel(s, shape, name, tiles[i], rows);
     if (!k)
       return k.takeError();
+    if (rows.packed && !direct)
+      k->workspace.push_back(kernels.front().workspace.front());
     kernels.push_back(std::move(*k));
   }
   return kernels;

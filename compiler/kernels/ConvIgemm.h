@@ -34,6 +34,11 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot);
 /// Fails, naming the kernel, when convIgemmSupports(s) is false.
 llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s);
 
+/// The slot of the weight rows conv_pack.cuh writes and conv_igemm.cuh reads. When
+/// emitConvIgemm's first kernel is that pack kernel (template conv_pack.cuh), every kernel
+/// listing this slot in its workspace must be given the pack kernel's buffer.
+constexpr int kConvPackSlot = 5;
+
 /// The mean reduction depth of the kernels of emitConvIgemm(s): Cin/groups * kernel volume,
 /// shared among the output phases of a strided transposed convolution.
 int64_t convIgemmMeanReduction(const ConvSpec &s);

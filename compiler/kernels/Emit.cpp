@@ -34,6 +34,11 @@ void PrologueWriter::constantArray(llvm::StringRef name, llvm::ArrayRef<int64_t>
   constants_ += s + "};\n";
 }
 
+void PrologueWriter::deviceConstantArray(llvm::StringRef name, llvm::ArrayRef<int64_t> values) {
+  constants_ += "__device__ ";
+  constantArray(name, values);
+}
+
 void PrologueWriter::code(llvm::StringRef text) {
   code_ += text.str();
   if (!text.endswith("\n"))

@@ -45,6 +45,9 @@ public:
   void constantFloat(llvm::StringRef name, double value);
   /// `constexpr long long name[] = {...};` in namespace cfg.
   void constantArray(llvm::StringRef name, llvm::ArrayRef<int64_t> values);
+  /// The same as a `__device__` variable: for arrays the kernel indexes at run time, which
+  /// nvcc (unlike NVRTC) only allows on device variables.
+  void deviceConstantArray(llvm::StringRef name, llvm::ArrayRef<int64_t> values);
   /// A line (or lines) of code placed after the constants, before the include.
   void code(llvm::StringRef text);
 

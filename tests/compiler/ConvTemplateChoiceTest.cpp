@@ -48,17 +48,19 @@ TEST(ConvTemplateChoice, StridedTransposed3dRunsEightPhaseKernelsWithStatistics)
                       "padding = 1, output_padding = 1} %r = relu(%y) %o = group_norm(%r, %ga, "
                       "%be) {groups = 8} return %o }"),
             "group conv+epilogue+norm+epilogue: conv_transpose relu group_norm\n"
-            "  fill r.stats\n" +
+            "  fill r.stats\n"
+            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
                 times(8, "  launch conv_igemm.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r "
-                         "4=r.stats\n") +
+                         "4=r.stats 5=w.rows\n") +
                 "  launch norm_apply.cuh (normalise + epilogue) 0=r 3=o 4=r.stats 6=ga 7=be\n");
 }
 
 TEST(ConvTemplateChoice, StridedTransposed2dWithBiasRunsFourPhaseKernels) {
   EXPECT_EQ(summarize("graph g(%x: f32[2,64,7,9], %w: param f32[64,128,4,4], %b: param f32[128]) "
                       "{ %y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1} return %y }"),
-            "group anchor+epilogue: conv_transpose\n" +
-                times(4, "  launch conv_igemm.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y\n"));
+            "group anchor+epilogue: conv_transpose\n"
+            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
+                times(4, "  launch conv_igemm.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y 5=w.rows\n"));
 }
 
 TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
@@ -69,8 +71,9 @@ TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
                       "padding = 1, groups = 4} %n = group_norm(%y, %ga, %be) {groups = 4} %o = "
                       "mean(%n) {dims = [2, 3]} return %o }"),
             "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
-            "  fill y.stats\n" +
-                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats\n") +
+            "  fill y.stats\n"
+            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
+                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats 5=w.rows\n") +
                 "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=ga 7=be\n");
 }
 
@@ -113,10 +116,13 @@ TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
   auto r = plan("graph g(%x: f32[2,48,9], %w: param f32[48,40,4]) { %y = conv_transpose(%x, "
                 "%w) {stride = 3, padding = 1, dilation = 2} return %y }");
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  ASSERT_EQ(r->plan.kernels.size(), 3u);
+  // The weight rows of all three phases first (conv_pack.cuh), then one kernel per phase.
+  ASSERT_EQ(r->plan.kernels.size(), 4u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_pack.cuh");
   std::string text = renderExplain(*r, {});
   for (const char *phase :
-       {"phase 0 of 3, 128x64x32", "phase 1 of 3, 128x64x32", "phase 2 of 3, 128x64x32"})
+       {"phase 0 of 3, 128x64x32", "phase 1 of 3, 128x64x32", "phase 2 of 3, 128x64x32",
+        "3 x 40 rows of", "packed weight rows"})
     EXPECT_NE(text.find(phase), std::string::npos) << phase << "\n" << text;
   EXPECT_NE(text.find("g_k0_conv_transpose_p2"), std::string::npos) << text;
 }

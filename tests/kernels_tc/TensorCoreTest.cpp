@@ -77,26 +77,40 @@ TEST(ConvIgemm, StridedTransposedRunsAsOneKernelPerOutputPhase) {
   s.accumulateStats = true;
   auto ks = emitConvIgemm(s);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  ASSERT_EQ(ks->size(), 8u);
+  // The weight rows of the eight phases (32 channels x at most 8 taps, padded to 256), then
+  // one kernel per phase reading its own rows.
+  ASSERT_EQ(ks->size(), 9u);
+  const KernelSource &pack = ks->front();
+  EXPECT_EQ(pack.name, "phased_pack");
+  EXPECT_EQ(pack.templateName, "conv_pack.cuh");
+  EXPECT_EQ(pack.tileConfig, "8 x 64 rows of 256 weights");
+  ASSERT_EQ(pack.workspace.size(), 1u);
+  EXPECT_EQ(pack.workspace[0].slot, kConvPackSlot);
+  EXPECT_EQ(pack.workspace[0].bytes, 8 * 64 * 256 * 4);
   double flops = 0;
-  for (size_t i = 0; i < ks->size(); ++i) {
+  for (size_t i = 1; i < ks->size(); ++i) {
     const KernelSource &k = (*ks)[i];
-    EXPECT_EQ(k.name, "phased_p" + std::to_string(i));
+    EXPECT_EQ(k.name, "phased_p" + std::to_string(i - 1));
     EXPECT_EQ(k.launch.grid[0], (2u * 5 * 6 * 7 + 127) / 128);
     EXPECT_EQ(k.launch.grid[1], 1u);
     EXPECT_NE(k.source.find("constexpr bool kPhased = true;"), std::string::npos);
-    ASSERT_EQ(k.workspace.size(), 1u);
+    EXPECT_NE(k.source.find("constexpr bool kPackedB = true;"), std::string::npos);
+    EXPECT_NE(k.source.find("constexpr int kBBase = " + std::to_string((i - 1) * 64 * 256) + ";"),
+              std::string::npos);
+    ASSERT_EQ(k.workspace.size(), 2u);
     EXPECT_EQ(k.workspace[0].slot, 4);
+    EXPECT_EQ(k.workspace[1].slot, kConvPackSlot);
     flops += k.flops;
   }
   // Phase (0, 0, 1): even depth and height (tap 1 only, from input q), odd width (taps 0
   // and 2, from inputs q + 1 and q).
-  const std::string &p1 = (*ks)[1].source;
+  const std::string &p1 = (*ks)[2].source;
   for (const char *line :
        {"kOutD = 5;", "kKD = 1;", "kPD = 0;", "kYPhaseD = 0;", "kWTap0D = 1;", "kKW = 2;",
         "kPW = 1;", "kYPhaseW = 1;", "kWTap0W = 0;", "kWTapStepW = 2;", "kYW = 14;", "kWKW = 3;"})
     EXPECT_NE(p1.find(std::string("constexpr int ") + line), std::string::npos) << line;
-  EXPECT_EQ((*ks)[0].tileConfig, "phase 0,0,0 of 2x2x2, 128x64x32, 8 warps, 4 stages, tf32");
+  EXPECT_EQ((*ks)[1].tileConfig,
+            "phase 0,0,0 of 2x2x2, 128x64x32, 8 warps, 4 stages, tf32, packed weight rows");
   // Only the products of the taps that reach each output: 27 / 8 taps per output on average.
   EXPECT_DOUBLE_EQ(flops, 2.0 * 2 * 10 * 12 * 14 * 64 * 32 * 27 / 8);
 }
@@ -108,8 +122,8 @@ TEST(ConvIgemm, TemplateRefusesPhaseConstantsOutsideTheConvolution) {
   s.out[2] += 1; // output 14: phase 1 has outputs 1, 3, ..., 13 and taps 0 and 2
   auto ks = emitConvIgemm(s);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  ASSERT_EQ(ks->size(), 2u);
-  const std::string &src = (*ks)[1].source;
+  ASSERT_EQ(ks->size(), 3u); // the weight rows, then two phases
+  const std::string &src = (*ks)[2].source;
   auto tampered = [&](const std::string &from, const std::string &to) {
     std::string t = src;
     size_t at = t.find(from);
@@ -155,7 +169,38 @@ TEST(ConvIgemm, PhasesWithoutOutputsGetNoKernel) {
   ASSERT_EQ(s.out[0], 1);
   auto ks = emitConvIgemm(s);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  EXPECT_EQ(ks->size(), 4u);
+  EXPECT_EQ(ks->size(), 5u); // the weight rows and four phases
+}
+
+TEST(ConvIgemm, WeightRowsArePackedOnlyWhereTheStoredRowsDoNotServe) {
+  // A direct convolution with K = 64 * 9 (whole 16-byte pieces): its weight rows are read as
+  // stored, in 16-byte copies, with no pack kernel.
+  ConvSpec s = convSpec("direct", false, 2, 2, 64, 128, 1, {1, 9, 9}, {1, 3, 3}, {1, 1, 1},
+                        {0, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  auto ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 1u);
+  EXPECT_NE(ks->front().source.find("constexpr bool kPackedB = true;"), std::string::npos);
+  EXPECT_NE(ks->front().source.find("constexpr int kBSlot = 1;"), std::string::npos);
+  EXPECT_NE(ks->front().source.find("constexpr int kBRow = 576;"), std::string::npos);
+  EXPECT_TRUE(ks->front().workspace.empty());
+  // K = 3 * 27 = 81: rows are not 16-byte aligned, so they are packed (to 96) first.
+  s = convSpec("odd_k", false, 3, 2, 3, 64, 1, {6, 6, 6}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+               {1, 1, 1}, MathMode::Tf32);
+  ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 2u);
+  EXPECT_EQ(ks->front().templateName, "conv_pack.cuh");
+  EXPECT_NE(ks->back().source.find("constexpr int kBSlot = 5;"), std::string::npos);
+  EXPECT_NE(ks->back().source.find("constexpr int kBRow = 96;"), std::string::npos);
+  // A 16-wide tile has fewer 16-byte pieces than threads: 4-byte copies from w as stored.
+  s = convSpec("g4", true, 2, 2, 128, 64, 4, {1, 6, 7}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1},
+               {1, 1, 1}, MathMode::Tf32x3);
+  ks = emitConvIgemm(s);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 4u);
+  for (const KernelSource &k : *ks)
+    EXPECT_NE(k.source.find("constexpr bool kPackedB = false;"), std::string::npos) << k.name;
 }
 
 TEST(ConvIgemm, SixteenChannelGroupsGetASixteenWideTile) {
@@ -201,8 +246,9 @@ TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   ConvCase c = convCases()[0];
   auto ks = emitConvIgemm(c.spec);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  ASSERT_EQ(ks->size(), 1u);
-  const KernelSource *k = &ks->front();
+  ASSERT_EQ(ks->size(), 2u); // the weight rows, then the convolution
+  EXPECT_EQ(ks->front().templateName, "conv_pack.cuh");
+  const KernelSource *k = &ks->back();
   // M = 16 * 34^3 rows in 256-row tiles, all 128 channels in one column tile.
   EXPECT_EQ(k->launch.grid[0], (16u * 34 * 34 * 34 + 255) / 256);
   EXPECT_EQ(k->launch.grid[1], 1u);
@@ -210,13 +256,15 @@ TEST(ConvIgemm, S0LaunchCoversTheProblem) {
   EXPECT_EQ(k->launch.block[0], 256u);
   EXPECT_LE(k->launch.sharedBytes, 227u * 1024);
   EXPECT_DOUBLE_EQ(k->flops, 2.0 * 16 * 34 * 34 * 34 * 128 * 64 * 27);
-  ASSERT_EQ(k->workspace.size(), 1u);
+  ASSERT_EQ(k->workspace.size(), 2u);
   EXPECT_EQ(k->workspace[0].slot, 4);
   EXPECT_EQ(k->workspace[0].bytes, 16 * 16 * 128);
+  EXPECT_EQ(k->workspace[1].slot, kConvPackSlot);
+  EXPECT_EQ(k->workspace[1].bytes, 128 * 64 * 27 * 4); // K = 1728 is a multiple of 32
   EXPECT_NE(k->source.find("#include \"conv_igemm.cuh\""), std::string::npos);
   EXPECT_NE(k->source.find("constexpr bool kTransposed = true;"), std::string::npos);
   EXPECT_NE(k->source.find("constexpr bool kPhased = false;"), std::string::npos);
-  EXPECT_EQ(k->tileConfig, "256x128x32, 8 warps, 3 stages, tf32");
+  EXPECT_EQ(k->tileConfig, "256x128x32, 8 warps, 3 stages, tf32, packed weight rows");
 }
 
 TEST(Gemm, RefusesBadNormGroup) {
@@ -311,6 +359,15 @@ INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaGemmCompile,
 
 /// A case's launches for the harness: its kernels, launched in order on the same buffers
 /// (several for the output phases of a strided transposed convolution).
+/// The workspace slots a kernel needs: {slot, bytes}, shared by slot among a case's kernels.
+nlohmann::json workspaceJson(const KernelSource &k) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const WorkspaceNeed &need : k.workspace)
+    if (need.slot != 4) // the statistics slot is the harness's own
+      list.push_back({{"slot", need.slot}, {"bytes", need.bytes}});
+  return list;
+}
+
 nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> ks) {
   nlohmann::json list = nlohmann::json::array();
   double flops = 0, bytes = 0;
@@ -320,7 +377,8 @@ nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> 
                     {"grid", {k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
                     {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
                     {"smem", k.launch.sharedBytes},
-                    {"tile", k.tileConfig}});
+                    {"tile", k.tileConfig},
+                    {"workspace", workspaceJson(k)}});
     flops += k.flops;
     bytes += k.bytes;
   }
