@@ -109,6 +109,7 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));
+  assert(!slots.count(kConvPackSlot) && "conv kernels read nothing else from the rows' slot");
   std::map<int, int> all = slots, packSlots;
   if (kernels->front().templateName == "conv_pack.cuh") {
     // The weight rows the pack kernel writes (from the weight alone) are read by the kernels

@@ -8,13 +8,13 @@
 // run, every kernel's weights as rows of kKPad floats (k contiguous, zero past that kernel's
 // reduction), so that the B loader copies 16 bytes at a time from whole lines.
 //
-// Output (slot 5): float[kKernels][kCout][kKPad], row (p, g * kCoutG + n) holding kernel p's
+// Output (slot kOutSlot): float[kKernels][kCout][kKPad], row (p, g * kCoutG + n) holding kernel p's
 // k = 0 .. kCinG * taps_p - 1. Kernel p's taps are kPTaps[p][d] per dim (d = D, H, W), the
 // stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
 // kernel of a convolution without phases).
 //
 // Expects in namespace cfg: kCin, kCout, kGroups, kTransposed, kWKD, kWKH, kWKW (the stored
-// kernel's extents), kKernels, kKPad, kThreads, and the __device__ arrays kPTaps, kPTap0,
+// kernel's extents), kKernels, kKPad, kThreads, kOutSlot, and the __device__ arrays kPTaps, kPTap0,
 // kPTapStep of kKernels * 3 entries.
 //
 //===--------------------------------------------------------------------------------===//
@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   constexpr int kWKVol = cfg::kWKD * cfg::kWKH * cfg::kWKW;
   constexpr i64 kTotal = (i64)cfg::kKernels * cfg::kCout * cfg::kKPad;
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
-  float *packed = sinter::slot<float>(b, 5);
+  float *packed = sinter::slot<float>(b, cfg::kOutSlot);
   for (i64 i = (i64)blockIdx.x * cfg::kThreads + threadIdx.x; i < kTotal;
        i += (i64)gridDim.x * cfg::kThreads) {
     const int k = int(i % cfg::kKPad);

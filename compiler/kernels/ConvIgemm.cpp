@@ -211,6 +211,7 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.constant("kKernels", int64_t(shapes.size()));
   w.constant("kKPad", kPad);
   w.constant("kThreads", kThreads);
+  w.constant("kOutSlot", kConvPackSlot);
   std::vector<int64_t> taps, tap0, tapStep;
   for (const KernelShape &k : shapes)
     for (int d = 0; d < 3; ++d) {

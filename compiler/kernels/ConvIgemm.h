@@ -37,7 +37,9 @@ llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s);
 /// The slot of the weight rows conv_pack.cuh writes and conv_igemm.cuh reads. When
 /// emitConvIgemm's first kernel is that pack kernel (template conv_pack.cuh), every kernel
 /// listing this slot in its workspace must be given the pack kernel's buffer.
-constexpr int kConvPackSlot = 5;
+/// Slot 6: conv kernels bind 5 to the per-(n, c) scale and shift of a recomputed pass, and
+/// read nothing else from 6 or 7.
+constexpr int kConvPackSlot = 6;
 
 /// The mean reduction depth of the kernels of emitConvIgemm(s): Cin/groups * kernel volume,
 /// shared among the output phases of a strided transposed convolution.

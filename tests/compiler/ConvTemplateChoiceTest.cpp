@@ -49,9 +49,9 @@ TEST(ConvTemplateChoice, StridedTransposed3dRunsEightPhaseKernelsWithStatistics)
                       "%be) {groups = 8} return %o }"),
             "group conv+epilogue+norm+epilogue: conv_transpose relu group_norm\n"
             "  fill r.stats\n"
-            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
+            "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n" +
                 times(8, "  launch conv_igemm.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r "
-                         "4=r.stats 5=w.rows\n") +
+                         "4=r.stats 6=w.rows\n") +
                 "  launch norm_apply.cuh (normalise + epilogue) 0=r 3=o 4=r.stats 6=ga 7=be\n");
 }
 
@@ -59,8 +59,8 @@ TEST(ConvTemplateChoice, StridedTransposed2dWithBiasRunsFourPhaseKernels) {
   EXPECT_EQ(summarize("graph g(%x: f32[2,64,7,9], %w: param f32[64,128,4,4], %b: param f32[128]) "
                       "{ %y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1} return %y }"),
             "group anchor+epilogue: conv_transpose\n"
-            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
-                times(4, "  launch conv_igemm.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y 5=w.rows\n"));
+            "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n" +
+                times(4, "  launch conv_igemm.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y 6=w.rows\n"));
 }
 
 TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
@@ -72,8 +72,8 @@ TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
                       "mean(%n) {dims = [2, 3]} return %o }"),
             "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
             "  fill y.stats\n"
-            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n" +
-                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats 5=w.rows\n") +
+            "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n" +
+                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats 6=w.rows\n") +
                 "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=ga 7=be\n");
 }
 

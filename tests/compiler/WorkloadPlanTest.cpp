@@ -33,9 +33,9 @@ TEST(WorkloadPlan, S0StatisticsInTheConvEpilogueThenOneNormalise) {
   EXPECT_EQ(summarize("s0_convt3d_relu_gn.sir"),
             "group conv+epilogue+norm+epilogue: conv_transpose relu group_norm\n"
             "  fill r.stats\n"
-            "  launch conv_pack.cuh (weight rows) 1=w 5=w.rows\n"
+            "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n"
             "  launch conv_igemm.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r 4=r.stats "
-            "5=w.rows\n"
+            "6=w.rows\n"
             "  launch norm_apply.cuh (normalise + epilogue) 0=r 3=o 4=r.stats 6=gamma 7=beta\n");
 }
 
