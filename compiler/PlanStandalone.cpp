@@ -154,66 +154,81 @@ PoolSpec poolSpec(const Graph &g, const Op &root, const TensorType &in) {
   return spec;
 }
 
+/// What a pool with a reduction or norm tail hands to that op's kernel: the pool's epilogue
+/// as the Load functor over the pooled values, the tail op's chain as Post, the pool itself,
+/// and the slots (0: the pool's input, 3: the group output, 8..: the chains' tensors).
+struct PooledTail {
+  const Op *pool = nullptr, *tail = nullptr;
+  TensorType pooled;
+  FunctorBody load, post;
+  PoolSpec spec;
+  std::map<int, int> slots;
+};
+
+llvm::Expected<PooledTail> pooledTail(PlanBuilder &b, int gi, int tailOp,
+                                      llvm::ArrayRef<int> tailChain) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  PooledTail t;
+  t.pool = &g.ops[grp.root];
+  t.tail = &g.ops[tailOp];
+  t.pooled = g.type(t.pool->result);
+  SlotMap extra(8);
+  auto load = chainBody(g, grp.epilogue, t.pool->result, IndexSpace::flat(t.pooled.shape), extra);
+  if (!load)
+    return withContext(load.takeError(), b.where(gi));
+  auto post = chainBody(g, tailChain, t.tail->result,
+                        IndexSpace::flat(g.type(t.tail->result).shape), extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  t.load = *load;
+  t.post = *post;
+  t.spec = poolSpec(g, *t.pool, g.type(t.pool->operands[0].value));
+  t.slots = {{0, b.bufferOf(t.pool->operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  bindExtra(b, extra, t.slots);
+  return t;
+}
+
 /// A pool whose result flows (through its epilogue) into a reduction: one reduce.cuh kernel
 /// that computes each pooled element from its window, applies the pool's epilogue to it and
 /// folds it; the reduction's own chain is its Post.
 llvm::Error planPoolReduce(PlanBuilder &b, int gi) {
-  const Graph &g = b.graph;
   const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &pool = g.ops[grp.root];
-  const Op &red = g.ops[grp.reduce];
-  const TensorType &pooled = g.type(pool.result);
-  SlotMap extra(8);
-  auto load = chainBody(g, grp.epilogue, pool.result, IndexSpace::flat(pooled.shape), extra);
-  if (!load)
-    return withContext(load.takeError(), b.where(gi));
-  auto post = chainBody(g, grp.reduceEpilogue, red.result,
-                        IndexSpace::flat(g.type(red.result).shape), extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
+  auto t = pooledTail(b, gi, grp.reduce, grp.reduceEpilogue);
+  if (!t)
+    return t.takeError();
   ReduceSpec spec;
   spec.kernelName = b.kernelName(gi, "");
-  spec.inShape = pooled.shape;
-  spec.dims = normalizedDims(red, pooled.rank());
-  spec.kind = reduceKind(red.kind);
-  spec.load = *load;
-  spec.post = *post;
-  spec.pooled = poolSpec(g, pool, g.type(pool.operands[0].value));
-  std::map<int, int> slots{{0, b.bufferOf(pool.operands[0].value)}, {3, b.bufferOf(grp.output)}};
-  bindExtra(b, extra, slots);
-  return b.launch(emitReduce(spec), gi, spec.pooled->max ? "max pool + reduction"
-                                                         : "average pool + reduction",
-                  MathMode::Ffma, slots);
+  spec.inShape = t->pooled.shape;
+  spec.dims = normalizedDims(*t->tail, t->pooled.rank());
+  spec.kind = reduceKind(t->tail->kind);
+  spec.load = t->load;
+  spec.post = t->post;
+  spec.pooled = t->spec;
+  return b.launch(emitReduce(spec), gi, t->spec.max ? "max pool + reduction"
+                                                    : "average pool + reduction",
+                  MathMode::Ffma, t->slots);
 }
 
 /// A pool whose result flows (through its epilogue) into a layer, group or instance norm
 /// whose rows fit in registers: one row_norm.cuh kernel that computes each pooled element
 /// from its window as it loads a row.
 llvm::Error planPoolNorm(PlanBuilder &b, int gi) {
-  const Graph &g = b.graph;
   const FusionGroup &grp = b.fusion.groups[gi];
-  const Op &pool = g.ops[grp.root];
-  const Op &norm = g.ops[grp.norm];
-  const TensorType &pooled = g.type(pool.result);
-  SlotMap extra(8);
-  auto load = chainBody(g, grp.epilogue, pool.result, IndexSpace::flat(pooled.shape), extra);
-  if (!load)
-    return withContext(load.takeError(), b.where(gi));
-  auto post = chainBody(g, grp.normEpilogue, norm.result,
-                        IndexSpace::flat(g.type(norm.result).shape), extra);
-  if (!post)
-    return withContext(post.takeError(), b.where(gi));
-  RowNormSpec spec = rowNormGeometry(norm, pooled);
+  auto t = pooledTail(b, gi, grp.norm, grp.normEpilogue);
+  if (!t)
+    return t.takeError();
+  const Op &norm = *t->tail;
+  RowNormSpec spec = rowNormGeometry(norm, t->pooled);
   spec.kernelName = b.kernelName(gi, "");
-  spec.load = *load;
-  spec.post = *post;
-  spec.pooled = poolSpec(g, pool, g.type(pool.operands[0].value));
-  std::map<int, int> slots{{0, b.bufferOf(pool.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  spec.load = t->load;
+  spec.post = t->post;
+  spec.pooled = t->spec;
+  std::map<int, int> slots = t->slots;
   if (spec.affine) {
     slots[6] = b.bufferOf(norm.operands[1].value);
     slots[7] = b.bufferOf(norm.operands[2].value);
   }
-  bindExtra(b, extra, slots);
   const char *what = norm.kind == OpKind::LayerNorm ? "pool + layer norm" : "pool + group norm";
   return b.launch(emitRowNorm(spec), gi, what, MathMode::Ffma, slots);
 }
