@@ -322,12 +322,13 @@ void claim(Context &ctx, FusionResult &result, FusionGroup g) {
 /// the consumer reads each pooled value exactly once: a reduction always, a layer, group or
 /// instance norm when its rows fit in registers (one kernel, row_norm.cuh) and the pool's
 /// windows do not overlap; a norm that splits its statistics reads its input twice, so the
-/// pool is stored for it.
-void takePoolTail(const Context &ctx, FusionGroup &g) {
+/// pool is stored for it. Returns why a norm that follows was not taken (for `explain
+/// --why`), nullopt otherwise.
+std::optional<std::string> takePoolTail(const Context &ctx, FusionGroup &g) {
   int consumer = -1;
   // The pooled values (after the chain) must go to one consumer only, and not to memory.
   if (ctx.singleFreeConsumer(g.output, consumer))
-    return;
+    return std::nullopt;
   const Op &op = ctx.op(consumer);
   std::string stop;
   if (opInfo(op.kind).fusionClass == FusionClass::Reduction) {
@@ -335,17 +336,18 @@ void takePoolTail(const Context &ctx, FusionGroup &g) {
     g.pattern = "pool+epilogue+reduce";
     g.reduce = consumer;
     g.output = followChain(ctx, op.result, g.reduceEpilogue, stop);
-    return;
+    return std::nullopt;
   }
-  // A norm of the pooled values, not one using them as gamma or beta.
-  if (opInfo(op.kind).fusionClass != FusionClass::Norm || op.kind == OpKind::BatchNorm ||
-      op.operands[0].value != g.output)
-    return;
+  // Only a norm of the pooled values can take them (batch_norm is elementwise and already in
+  // the chain; a norm using them as gamma or beta reads them per element of another tensor).
+  if (opInfo(op.kind).fusionClass != FusionClass::Norm || op.kind == OpKind::BatchNorm)
+    return std::nullopt;
   for (size_t i = 1; i < op.operands.size(); ++i)
     if (op.operands[i].value == g.output)
-      return;
+      return ctx.name(g.output) + " is a parameter of " + op.name().str();
+  // A norm that splits its statistics reads its input twice.
   if (chooseRowNorm(rowNormGeometry(op, ctx.graph.type(g.output))) != RowNormMode::Resident)
-    return;
+    return op.name().str() + " rows do not fit in registers (it reads its input twice)";
   // Overlapping windows (kernel > stride) measured slower fused on the H200 (a 3x3 stride-2
   // max pool before a group norm: 0.491 vs 0.466 ms): one block per row cannot hide the
   // extra loads that the standalone pool's one thread per output does.
@@ -354,11 +356,12 @@ void takePoolTail(const Context &ctx, FusionGroup &g) {
   IntList kernel = pool.getSpatial("kernel_size", sd), stride = pool.getSpatial("stride", sd);
   for (unsigned i = 0; i < sd; ++i)
     if (kernel[i] > stride[i])
-      return;
+      return pool.name().str() + " windows overlap (kernel > stride)";
   g.tail = TailKind::Norm;
   g.pattern = "pool+epilogue+norm+epilogue";
   g.norm = consumer;
   g.output = followChain(ctx, op.result, g.normEpilogue, stop);
+  return std::nullopt;
 }
 
 /// Absorbs the producers of `op` that can be computed inline, recursively.
@@ -421,7 +424,8 @@ FusionResult fuse(const Graph &graph) {
       g.output = followChain(ctx, g.output, g.epilogue, stop);
     }
     if (g.kind == GroupKind::Pool)
-      takePoolTail(ctx, g);
+      if (auto why = takePoolTail(ctx, g))
+        result.rejections.push_back({i, "pool+epilogue+norm+epilogue", *why});
     claim(ctx, result, std::move(g));
   }
 

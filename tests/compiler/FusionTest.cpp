@@ -126,6 +126,15 @@ TEST(Fusion, APoolKeepsItsResultInMemoryWhenItIsNeededElsewhere) {
                          "%n = group_norm(%p) {groups = 2} return %n }");
   f = fuse(split);
   EXPECT_EQ(patterns(split, f), "pool+epilogue[ max_pool ] norm+epilogue[ group_norm ] ");
+  EXPECT_EQ(why(split, f), "max_pool pool+epilogue+norm+epilogue: group_norm rows do not fit in "
+                           "registers (it reads its input twice)\n");
+  // Overlapping windows (3x3, stride 2) stay a pool kernel of their own.
+  Graph overlap = parseOne("graph g(%x: f32[2,4,9,9]) { %p = max_pool(%x) {kernel_size = 3, "
+                           "stride = 2} %n = group_norm(%p) {groups = 2} return %n }");
+  f = fuse(overlap);
+  EXPECT_EQ(patterns(overlap, f), "pool+epilogue[ max_pool ] norm+epilogue[ group_norm ] ");
+  EXPECT_EQ(why(overlap, f), "max_pool pool+epilogue+norm+epilogue: max_pool windows overlap "
+                             "(kernel > stride)\n");
 }
 
 TEST(Fusion, APoolFlowingIntoANormHeldInRegistersTakesIt) {
