@@ -21,6 +21,8 @@
 #include "ir/Error.h"
 #include "runtime/Bundle.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <algorithm>
 #include <functional>
 #include <thread>
@@ -298,6 +300,12 @@ llvm::Error Executable::resolve(const Bindings &bindings, CUdeviceptr workspace,
     auto it = bindings.find(b.name);
     if (it == bindings.end() || it->second == 0)
       return makeError("run: missing binding for " + describe(b));
+    // Kernels read and write tensors 16 bytes at a time (float4 loads and stores, 16-byte
+    // cp.async of weight rows and GEMM tiles); a misaligned address would fault on the GPU.
+    if (it->second % kBindingAlignment != 0)
+      return makeError("run: binding for " + describe(b) + " is not " +
+                       std::to_string(kBindingAlignment) + "-byte aligned (" +
+                       "0x" + llvm::utohexstr(uint64_t(it->second), /*LowerCase=*/true) + ")");
     CUdeviceptr base = 0;
     size_t size = 0;
     if (auto err = cuCheck(api.cuMemGetAddressRange(&base, &size, it->second),

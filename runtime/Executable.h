@@ -33,8 +33,13 @@
 
 namespace sinter {
 
-/// Device addresses of the graph's inputs, params and outputs, by buffer name.
+/// Device addresses of the graph's inputs, params and outputs, by buffer name. Each must be
+/// kBindingAlignment-byte aligned (cudaMalloc, cuMemAlloc and PyTorch's allocator give 256)
+/// and point into an allocation with room for the whole tensor.
 using Bindings = std::map<std::string, CUdeviceptr>;
+
+/// The alignment run() requires of every binding: kernels move tensors 16 bytes at a time.
+constexpr uint64_t kBindingAlignment = 16;
 
 class Executable {
 public:

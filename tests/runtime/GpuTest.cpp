@@ -157,6 +157,12 @@ TEST(Gpu, BindingErrors) {
   DeviceBuffer big(4096);
   std::string offset = llvm::toString((*exe)->run({{"x", x.ptr}, {"y", big.ptr + 512}}));
   EXPECT_EQ(offset, "run: binding for output 'y' (f32[1000]) has room for 3584 bytes, needs 4000");
+  // A binding 4 bytes into an allocation: room enough, but not 16-byte aligned.
+  std::string misaligned = llvm::toString((*exe)->run({{"x", x.ptr}, {"y", big.ptr + 4}}));
+  EXPECT_EQ(misaligned.rfind("run: binding for output 'y' (f32[1000]) is not 16-byte aligned (0x",
+                             0),
+            0u)
+      << misaligned;
 }
 
 TEST(Gpu, TimesRuns) {
