@@ -1,12 +1,13 @@
 //===- compiler/PlanStandalone.cpp - planning groups without an anchor -------------===//
 //
 // Elementwise trees become one elementwise kernel computing the group's output from its
-// inputs; reductions, softmax and pools become one kernel of their template,
-// with the trailing elementwise chain as its Post functor (a pool with a reduction or norm
-// tail becomes one reduction or row-norm kernel that computes the pooled elements itself); layer, group and instance norm of a
-// tensor in memory are normalisations of contiguous rows, one kernel when a row fits in
-// registers and two (split statistics, then normalise) when not; views cost nothing unless
-// they are returned, in which case a copy writes the output.
+// inputs; reductions, softmax and pools become one kernel of their template, with the
+// trailing elementwise chain as its Post functor (a pool with a reduction or norm tail
+// becomes one reduction or row-norm kernel that computes the pooled elements itself);
+// layer, group and instance norm of a tensor in memory are normalisations of contiguous
+// rows, one kernel when a row fits in registers and two (split statistics, then normalise)
+// when not; views cost nothing unless they are returned, in which case a copy writes the
+// output.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/Epilogue.h"
@@ -205,9 +206,9 @@ llvm::Error planPoolReduce(PlanBuilder &b, int gi) {
   spec.load = t->load;
   spec.post = t->post;
   spec.pooled = t->spec;
-  return b.launch(emitReduce(spec), gi, t->spec.max ? "max pool + reduction"
-                                                    : "average pool + reduction",
-                  MathMode::Ffma, t->slots);
+  return b.launch(emitReduce(spec), gi,
+                  t->spec.max ? "max pool + reduction" : "average pool + reduction", MathMode::Ffma,
+                  t->slots);
 }
 
 /// A pool whose result flows (through its epilogue) into a layer, group or instance norm

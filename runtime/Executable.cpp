@@ -304,8 +304,8 @@ llvm::Error Executable::resolve(const Bindings &bindings, CUdeviceptr workspace,
     // cp.async of weight rows and GEMM tiles); a misaligned address would fault on the GPU.
     if (it->second % kBindingAlignment != 0)
       return makeError("run: binding for " + describe(b) + " is not " +
-                       std::to_string(kBindingAlignment) + "-byte aligned (" +
-                       "0x" + llvm::utohexstr(uint64_t(it->second), /*LowerCase=*/true) + ")");
+                       std::to_string(kBindingAlignment) + "-byte aligned (" + "0x" +
+                       llvm::utohexstr(uint64_t(it->second), /*LowerCase=*/true) + ")");
     CUdeviceptr base = 0;
     size_t size = 0;
     if (auto err = cuCheck(api.cuMemGetAddressRange(&base, &size, it->second),

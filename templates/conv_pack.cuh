@@ -8,14 +8,14 @@
 // run, every kernel's weights as rows of kKPad floats (k contiguous, zero past that kernel's
 // reduction), so that the B loader copies 16 bytes at a time from whole lines.
 //
-// Output (slot kOutSlot): float[kKernels][kCout][kKPad], row (p, g * kCoutG + n) holding kernel p's
-// k = 0 .. kCinG * taps_p - 1. Kernel p's taps are kPTaps[p][d] per dim (d = D, H, W), the
-// stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
+// Output (slot kOutSlot): float[kKernels][kCout][kKPad], row (p, g * kCoutG + n) holding
+// kernel p's k = 0 .. kCinG * taps_p - 1. Kernel p's taps are kPTaps[p][d] per dim (d = D, H, W),
+// the stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
 // kernel of a convolution without phases).
 //
 // Expects in namespace cfg: kCin, kCout, kGroups, kTransposed, kWKD, kWKH, kWKW (the stored
-// kernel's extents), kKernels, kKPad, kThreads, kOutSlot, and the __device__ arrays kPTaps, kPTap0,
-// kPTapStep of kKernels * 3 entries.
+// kernel's extents), kKernels, kKPad, kThreads, kOutSlot, and the __device__ arrays kPTaps,
+// kPTap0, kPTapStep of kKernels * 3 entries.
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -46,9 +46,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       const int tap = ((t0[0] + ts[0] * jd) * cfg::kWKH + (t0[1] + ts[1] * jh)) * cfg::kWKW +
                       (t0[2] + ts[2] * jw);
       const int g = c / kCoutG, n = c - g * kCoutG;
-      const i64 src = cfg::kTransposed
-                          ? ((i64)(g * kCinG + ci) * kCoutG + n) * kWKVol + tap
-                          : ((i64)c * kCinG + ci) * kWKVol + tap;
+      const i64 src = cfg::kTransposed ? ((i64)(g * kCinG + ci) * kCoutG + n) * kWKVol + tap
+                                       : ((i64)c * kCinG + ci) * kWKVol + tap;
       v = __ldg(w + src);
     }
     packed[i] = v;

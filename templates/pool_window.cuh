@@ -1,9 +1,9 @@
 //===- templates/pool_window.cuh - one max or average pooling window ---------------===//
 //
 // The value of one pooled output element, computed from its window of the input. pool.cuh
-// runs it once per output and stores the result; reduce.cuh runs it for each element it
-// folds when a reduction reads a pool's result directly (the pooled tensor then never
-// reaches memory). Each pooled element is computed exactly once either way.
+// runs it once per output and stores the result; reduce.cuh and row_norm.cuh run it for each
+// element they read when a reduction or a norm takes a pool's result directly (the pooled
+// tensor then never reaches memory). Each pooled element is computed exactly once either way.
 //
 // Semantics are PyTorch's: max pooling skips padded positions, honours dilation and
 // propagates NaN; average pooling clips the window at the padded border (in + padding), counts
@@ -21,11 +21,6 @@ namespace sinter::pool {
 
 constexpr i64 kOutPlane = cfg::kOut[0] * cfg::kOut[1] * cfg::kOut[2];
 constexpr i64 kInPlane = cfg::kIn[0] * cfg::kIn[1] * cfg::kIn[2];
-
-/// The loader of a pool that applies nothing to its input elements.
-struct Plain {
-  __device__ __forceinline__ float operator()(float v, i64, const Buffers &) const { return v; }
-};
 
 /// Output element `idx` (flat over [N, C, out...]) of pooling x (flat over [N, C, in...]);
 /// `load` is applied to each input element with its flat input index.

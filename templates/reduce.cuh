@@ -30,8 +30,8 @@
 //
 // Expects in namespace cfg: kKind (0 sum, 1 mean, 2 max, 3 min, 4 logsumexp), kNumOut, kR,
 // kKeptRank, kKeptSize[], kKeptStride[], kRedRank, kRedSize[], kRedStride[], kMode, kThreads,
-// kTeam (mode 0), kRows and kCols (mode 1), kSplit, kChunk, kOutSlot, kWorkSlot, kSmallIndex (every input
-// offset fits 32 bits); and structs Element (the value of each reduced element, flat index),
+// kTeam (mode 0), kRows and kCols (mode 1), kSplit, kChunk, kOutSlot, kWorkSlot, kSmallIndex (every
+// input offset fits 32 bits); and structs Element (the value of each reduced element, flat index),
 // Load (applied to it, flat index) and Post (each result, flat output index).
 //
 //===--------------------------------------------------------------------------------===//

@@ -182,7 +182,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                  std::to_string(tile.warpsM * tile.warpsN) + " warps, " +
                  std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
-                 (!bRows.packed      ? ""
+                 (!bRows.packed     ? ""
                   : bRows.slot == 1 ? ", 16-byte weight rows"
                                     : ", packed weight rows");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
@@ -259,8 +259,7 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   llvm::SmallVector<ConvTile, 8> tiles;
   for (const KernelShape &shape : shapes)
-    tiles.push_back(tile ? *tile
-                         : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math));
+    tiles.push_back(tile ? *tile : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math));
   // B rows: a direct convolution's weight rows are its k rows already; when they are whole
   // 16-byte pieces the kernel copies them as they are. Otherwise (transposed convolutions,
   // output phases, K % 4 != 0) conv_pack.cuh writes every kernel's rows first.

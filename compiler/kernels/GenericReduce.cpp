@@ -185,8 +185,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
                   (spec.pooled ? std::string(" pooled (") + (spec.pooled->max ? "max" : "avg") +
                                      " window " + std::to_string(window) + ")"
                                : std::string()) +
-                  " into " +
-                  std::to_string(numOut) + ": " +
+                  " into " + std::to_string(numOut) + ": " +
                   (teamMode ? std::to_string(team) + "-thread team per output"
                             : "warp over 32 outputs x " + std::to_string(rows) + " rows, " +
                                   std::to_string(cols) + " output groups a block") +

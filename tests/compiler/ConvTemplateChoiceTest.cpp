@@ -66,15 +66,16 @@ TEST(ConvTemplateChoice, StridedTransposed2dWithBiasRunsFourPhaseKernels) {
 TEST(ConvTemplateChoice, GroupedStridedTransposedStatisticsOnly) {
   // Groups of 32 output channels with 32 * 16 / 4 = 128 terms per phase: tensor cores, the
   // conv output never written.
-  EXPECT_EQ(summarize("graph g(%x: f32[2,128,5,6], %w: param f32[128,32,4,4], %ga: param "
-                      "f32[128], %be: param f32[128]) { %y = conv_transpose(%x, %w) {stride = 2, "
-                      "padding = 1, groups = 4} %n = group_norm(%y, %ga, %be) {groups = 4} %o = "
-                      "mean(%n) {dims = [2, 3]} return %o }"),
-            "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
-            "  fill y.stats\n"
-            "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n" +
-                times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats 6=w.rows\n") +
-                "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=ga 7=be\n");
+  EXPECT_EQ(
+      summarize("graph g(%x: f32[2,128,5,6], %w: param f32[128,32,4,4], %ga: param "
+                "f32[128], %be: param f32[128]) { %y = conv_transpose(%x, %w) {stride = 2, "
+                "padding = 1, groups = 4} %n = group_norm(%y, %ga, %be) {groups = 4} %o = "
+                "mean(%n) {dims = [2, 3]} return %o }"),
+      "group conv+epilogue+norm+reduce: conv_transpose group_norm mean\n"
+      "  fill y.stats\n"
+      "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n" +
+          times(4, "  launch conv_igemm.cuh (anchor statistics) 0=x 1=w 4=y.stats 6=w.rows\n") +
+          "  launch norm_reduce.cuh (reduce from statistics) 3=o 4=y.stats 6=ga 7=be\n");
 }
 
 TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
@@ -120,9 +121,8 @@ TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
   ASSERT_EQ(r->plan.kernels.size(), 4u);
   EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_pack.cuh");
   std::string text = renderExplain(*r, {});
-  for (const char *phase :
-       {"phase 0 of 3, 128x64x32", "phase 1 of 3, 128x64x32", "phase 2 of 3, 128x64x32",
-        "3 x 40 rows of", "packed weight rows"})
+  for (const char *phase : {"phase 0 of 3, 128x64x32", "phase 1 of 3, 128x64x32",
+                            "phase 2 of 3, 128x64x32", "3 x 40 rows of", "packed weight rows"})
     EXPECT_NE(text.find(phase), std::string::npos) << phase << "\n" << text;
   EXPECT_NE(text.find("g_k0_conv_transpose_p2"), std::string::npos) << text;
 }

@@ -279,8 +279,10 @@ std::string poolReference(const PoolCase &c) {
   std::string fn =
       std::string(c.max ? "F.max_pool" : "F.avg_pool") + std::to_string(c.shape.size() - 2) + "d";
   return fn + "(" + x + ", " + pyTuple(c.k) + ", " + pyTuple(c.s) + ", " + pyTuple(c.p) +
-         (c.max ? ", dilation=" + pyTuple(c.d) : "") + ", ceil_mode=" + (c.ceil ? "True" : "False") +
-         (c.max ? "" : std::string(", count_include_pad=") + (c.countIncludePad ? "True" : "False")) +
+         (c.max ? ", dilation=" + pyTuple(c.d) : "") +
+         ", ceil_mode=" + (c.ceil ? "True" : "False") +
+         (c.max ? ""
+                : std::string(", count_include_pad=") + (c.countIncludePad ? "True" : "False")) +
          ")";
 }
 
@@ -374,23 +376,46 @@ llvm::Error pooledReduceCases(CaseList &list) {
     const char *bench;
   };
   const PR cases[] = {
-      {{"poolred_max2d_mean_hw", true, {3, 5, 18, 22}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
-        true, true},
+      {{"poolred_max2d_mean_hw",
+        true,
+        {3, 5, 18, 22},
+        {2, 2},
+        {2, 2},
+        {0, 0},
+        {1, 1},
+        false,
+        true,
+        true},
        {2, 3},
        K::Mean,
        ""},
-      {{"poolred_avg3d_sum_c", false, {2, 6, 5, 6, 7}, {2, 3, 3}, {2, 2, 3}, {1, 1, 1},
-        {1, 1, 1}, true, false, false},
+      {{"poolred_avg3d_sum_c",
+        false,
+        {2, 6, 5, 6, 7},
+        {2, 3, 3},
+        {2, 2, 3},
+        {1, 1, 1},
+        {1, 1, 1},
+        true,
+        false,
+        false},
        {1},
        K::Sum,
        ""},
-      {{"poolred_max1d_dil_lse_split", true, {2, 3, 40001}, {3}, {2}, {1}, {2}, false, true,
-        true},
+      {{"poolred_max1d_dil_lse_split", true, {2, 3, 40001}, {3}, {2}, {1}, {2}, false, true, true},
        {2},
        K::LogSumExp,
        ""},
-      {{"poolred_max2d_mean_big", true, {128, 64, 128, 128}, {2, 2}, {2, 2}, {0, 0}, {1, 1},
-        false, true, false},
+      {{"poolred_max2d_mean_big",
+        true,
+        {128, 64, 128, 128},
+        {2, 2},
+        {2, 2},
+        {0, 0},
+        {1, 1},
+        false,
+        true,
+        false},
        {2, 3},
        K::Mean,
        "torch.mean(F.max_pool2d(t0, 2), dim=(2, 3))"},
@@ -414,8 +439,8 @@ llvm::Error pooledReduceCases(CaseList &list) {
     std::string pooled = poolReference(c.pool);
     if (c.pool.affine)
       pooled = "(" + pooled + " * 0.5 - 0.25)";
-    std::string ref = std::string(reduceFunction(c.kind)) + "(" + pooled + ", dim=" +
-                      pyTuple(c.dims) + ")" + (c.pool.affine ? " * 2 + 1" : "");
+    std::string ref = std::string(reduceFunction(c.kind)) + "(" + pooled +
+                      ", dim=" + pyTuple(c.dims) + ")" + (c.pool.affine ? " * 2 + 1" : "");
     if (auto err = list.add(c.pool.name, emitReduce(s), {in(0, c.pool.shape), out(3, outShape)},
                             ref, c.bench))
       return err;
@@ -433,20 +458,52 @@ llvm::Error pooledNormCases(CaseList &list) {
     const char *bench;
   };
   const PN cases[] = {
-      {{"poolgn_max2d_vec4", true, {3, 6, 16, 16}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, true,
+      {{"poolgn_max2d_vec4",
+        true,
+        {3, 6, 16, 16},
+        {2, 2},
+        {2, 2},
+        {0, 0},
+        {1, 1},
+        false,
+        true,
         true},
        3,
        ""},
-      {{"poolgn_avg3d_odd", false, {2, 4, 7, 9, 5}, {2, 2, 3}, {2, 2, 2}, {1, 0, 1}, {1, 1, 1},
-        true, false, false},
+      {{"poolgn_avg3d_odd",
+        false,
+        {2, 4, 7, 9, 5},
+        {2, 2, 3},
+        {2, 2, 2},
+        {1, 0, 1},
+        {1, 1, 1},
+        true,
+        false,
+        false},
        2,
        ""},
-      {{"poolln_max2d_ceil", true, {2, 5, 13, 11}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true, true,
+      {{"poolln_max2d_ceil",
+        true,
+        {2, 5, 13, 11},
+        {3, 3},
+        {2, 2},
+        {1, 1},
+        {1, 1},
+        true,
+        true,
         false},
        0,
        ""},
-      {{"poolgn_max2d_big", true, {128, 128, 64, 64}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false,
-        true, false},
+      {{"poolgn_max2d_big",
+        true,
+        {128, 128, 64, 64},
+        {2, 2},
+        {2, 2},
+        {0, 0},
+        {1, 1},
+        false,
+        true,
+        false},
        4,
        "F.group_norm(F.max_pool2d(t0, 2), 4, t6, t7, 1e-5)"},
   };
@@ -455,8 +512,8 @@ llvm::Error pooledNormCases(CaseList &list) {
     RowNormSpec s;
     s.kernelName = c.pool.name;
     s.pooled = poolSpecOf(c.pool, pooledShape);
-    const int64_t N = pooledShape[0], C = pooledShape[1], L = s.pooled->out[0] *
-                                                               s.pooled->out[1] * s.pooled->out[2];
+    const int64_t N = pooledShape[0], C = pooledShape[1],
+                  L = s.pooled->out[0] * s.pooled->out[1] * s.pooled->out[2];
     s.eps = 1e-5;
     if (c.groups == 0) {
       s.rows = N * C;
@@ -481,10 +538,9 @@ llvm::Error pooledNormCases(CaseList &list) {
     for (size_t d = 2; d < pooledShape.size(); ++d)
       normalized += std::to_string(pooledShape[d]) + ",";
     std::string ref =
-        c.groups == 0
-            ? "F.layer_norm(" + x + ", (" + normalized + "), in6.reshape(" + normalized +
-                  "), in7.reshape(" + normalized + "), 1e-5)"
-            : "F.group_norm(" + x + ", " + std::to_string(c.groups) + ", in6, in7, 1e-5)";
+        c.groups == 0 ? "F.layer_norm(" + x + ", (" + normalized + "), in6.reshape(" + normalized +
+                            "), in7.reshape(" + normalized + "), 1e-5)"
+                      : "F.group_norm(" + x + ", " + std::to_string(c.groups) + ", in6, in7, 1e-5)";
     if (c.pool.affine)
       ref = "(" + ref + ") * 2 + 1";
     if (auto err = list.add(c.pool.name, emitRowNorm(s), bufs, ref, c.bench))
@@ -582,8 +638,8 @@ llvm::Error normCases(CaseList &list) {
 
 llvm::Expected<std::vector<GenericCase>> genericCases() {
   CaseList list;
-  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, pooledReduceCases, normCases,
-                  pooledNormCases})
+  for (auto fn : {elementwiseCases, reduceCases, softmaxCases, poolCases, pooledReduceCases,
+                  normCases, pooledNormCases})
     if (llvm::Error err = fn(list))
       return err;
   return std::move(list.cases);

@@ -295,8 +295,7 @@ TEST(GenericKernels, BadSpecsGiveExactErrors) {
   pr.dims = {2};
   pr.pooled = p;
   pr.inShape = {1, 1, 5};
-  EXPECT_EQ(errorOf(emitReduce(pr)),
-            "pr: avg_pool spec has a non-trivial unused spatial entry 0");
+  EXPECT_EQ(errorOf(emitReduce(pr)), "pr: avg_pool spec has a non-trivial unused spatial entry 0");
   pr.pooled->in = {1, 1, 10};
   pr.inShape = {1, 1, 10};
   EXPECT_EQ(errorOf(emitReduce(pr)), "pr: sum over [1,1,10] reads a pool whose result is [1,1,5]");

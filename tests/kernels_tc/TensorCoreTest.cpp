@@ -194,8 +194,8 @@ TEST(ConvIgemm, WeightRowsArePackedOnlyWhereTheStoredRowsDoNotServe) {
   EXPECT_NE(ks->back().source.find("constexpr int kBSlot = 6;"), std::string::npos);
   EXPECT_NE(ks->back().source.find("constexpr int kBRow = 96;"), std::string::npos);
   // A 16-wide tile has fewer 16-byte pieces than threads: 4-byte copies from w as stored.
-  s = convSpec("g4", true, 2, 2, 128, 64, 4, {1, 6, 7}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1},
-               {1, 1, 1}, MathMode::Tf32x3);
+  s = convSpec("g4", true, 2, 2, 128, 64, 4, {1, 6, 7}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1},
+               MathMode::Tf32x3);
   ks = emitConvIgemm(s);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
   ASSERT_EQ(ks->size(), 4u);

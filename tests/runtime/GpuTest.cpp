@@ -159,9 +159,8 @@ TEST(Gpu, BindingErrors) {
   EXPECT_EQ(offset, "run: binding for output 'y' (f32[1000]) has room for 3584 bytes, needs 4000");
   // A binding 4 bytes into an allocation: room enough, but not 16-byte aligned.
   std::string misaligned = llvm::toString((*exe)->run({{"x", x.ptr}, {"y", big.ptr + 4}}));
-  EXPECT_EQ(misaligned.rfind("run: binding for output 'y' (f32[1000]) is not 16-byte aligned (0x",
-                             0),
-            0u)
+  EXPECT_EQ(
+      misaligned.rfind("run: binding for output 'y' (f32[1000]) is not 16-byte aligned (0x", 0), 0u)
       << misaligned;
 }
 
