@@ -102,15 +102,22 @@ llvm::Expected<PostKernel> postKernel(PlanBuilder &b, int gi) {
   return k;
 }
 
+/// The reduce.cuh spec of group gi's reduction `red` over a tensor of type `input`
+/// (functors left to the caller).
+ReduceSpec reduceSpec(PlanBuilder &b, int gi, const Op &red, const TensorType &input) {
+  ReduceSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.inShape = input.shape;
+  spec.dims = normalizedDims(red, input.rank());
+  spec.kind = reduceKind(red.kind);
+  return spec;
+}
+
 llvm::Error planReduction(PlanBuilder &b, int gi) {
   auto k = postKernel(b, gi);
   if (!k)
     return k.takeError();
-  ReduceSpec spec;
-  spec.kernelName = b.kernelName(gi, "");
-  spec.inShape = k->input.shape;
-  spec.dims = normalizedDims(*k->root, k->input.rank());
-  spec.kind = reduceKind(k->root->kind);
+  ReduceSpec spec = reduceSpec(b, gi, *k->root, k->input);
   spec.post = k->post;
   return b.launch(emitReduce(spec), gi, "reduction", MathMode::Ffma, k->slots);
 }
@@ -198,11 +205,7 @@ llvm::Error planPoolReduce(PlanBuilder &b, int gi) {
   auto t = pooledTail(b, gi, grp.reduce, grp.reduceEpilogue);
   if (!t)
     return t.takeError();
-  ReduceSpec spec;
-  spec.kernelName = b.kernelName(gi, "");
-  spec.inShape = t->pooled.shape;
-  spec.dims = normalizedDims(*t->tail, t->pooled.rank());
-  spec.kind = reduceKind(t->tail->kind);
+  ReduceSpec spec = reduceSpec(b, gi, *t->tail, t->pooled);
   spec.load = t->load;
   spec.post = t->post;
   spec.pooled = t->spec;

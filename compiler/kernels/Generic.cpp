@@ -54,14 +54,14 @@ llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec) {
 
 namespace generic {
 
-llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name) {
+llvm::Expected<PoolExtent> checkPool(const PoolSpec &spec, llvm::StringRef name) {
   const char *op = spec.max ? "max_pool" : "avg_pool";
   if (spec.spatialDims < 1 || spec.spatialDims > 3)
     return makeError(name + ": " + op + " over " + llvm::Twine(spec.spatialDims) +
                      " spatial dims (1 to 3 supported)");
   if (spec.N < 1 || spec.C < 1)
     return makeError(name + ": " + op + " over an empty tensor");
-  int64_t window = 1;
+  PoolExtent e;
   for (unsigned d = 0; d < 3; ++d) {
     const bool real = d >= 3 - spec.spatialDims;
     if (!real && (spec.in[d] != 1 || spec.out[d] != 1 || spec.kernel[d] != 1 ||
@@ -78,9 +78,16 @@ llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name) {
     if ((spec.out[d] - 1) * spec.stride[d] >= spec.in[d] + spec.padding[d])
       return makeError(name + ": " + op + " output size " + llvm::Twine(spec.out[d]) +
                        " has windows past the padded input in spatial entry " + llvm::Twine(d));
-    window *= spec.kernel[d];
+    e.window *= spec.kernel[d];
+    e.inPlane *= spec.in[d];
+    e.outPlane *= spec.out[d];
   }
-  return window;
+  return e;
+}
+
+std::string pooledNote(const PoolSpec &spec, const PoolExtent &e) {
+  return std::string(" pooled (") + (spec.max ? "max" : "avg") + " window " +
+         std::to_string(e.window) + ")";
 }
 
 void writePoolWindow(PrologueWriter &w, const PoolSpec &spec) {
@@ -117,15 +124,10 @@ llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
   const char *op = spec.max ? "max_pool" : "avg_pool";
   if (llvm::Error err = checkOutSlot(name, spec.outSlot))
     return err;
-  auto window = checkPool(spec, name);
-  if (!window)
-    return window.takeError();
-  int64_t inPlane = 1, outPlane = 1;
-  for (unsigned d = 0; d < 3; ++d) {
-    inPlane *= spec.in[d];
-    outPlane *= spec.out[d];
-  }
-  const int64_t total = spec.N * spec.C * outPlane;
+  auto ext = checkPool(spec, name);
+  if (!ext)
+    return ext.takeError();
+  const int64_t total = spec.N * spec.C * ext->outPlane;
   const int64_t threads = 256;
   const int64_t blocks = std::min(ceilDiv(total, threads), kMaxStrideBlocks);
 
@@ -145,9 +147,9 @@ llvm::Expected<KernelSource> emitPool(const PoolSpec &spec) {
   ks.launch.grid = {unsigned(blocks), 1, 1};
   ks.launch.block = {unsigned(threads), 1, 1};
   ks.tileConfig = std::string(op) + " " + std::to_string(spec.spatialDims) +
-                  "-D, one thread per output, window " + std::to_string(*window);
-  ks.flops = double(total) * *window;
-  ks.bytes = double(spec.N * spec.C) * (inPlane + outPlane) * 4;
+                  "-D, one thread per output, window " + std::to_string(ext->window);
+  ks.flops = double(total) * ext->window;
+  ks.bytes = double(spec.N * spec.C) * (ext->inPlane + ext->outPlane) * 4;
   return ks;
 }
 

@@ -48,8 +48,17 @@ inline llvm::Error checkOutSlot(llvm::StringRef kernel, int slot) {
   return llvm::Error::success();
 }
 
-/// The window volume of a valid pool spec, else an error naming `name`.
-llvm::Expected<int64_t> checkPool(const PoolSpec &spec, llvm::StringRef name);
+/// What a valid pool spec computes over: the window volume and the elements of one (n, c)
+/// plane of its input and of its output.
+struct PoolExtent {
+  int64_t window = 1, inPlane = 1, outPlane = 1;
+};
+
+/// The extents of a valid pool spec, else an error naming `name`.
+llvm::Expected<PoolExtent> checkPool(const PoolSpec &spec, llvm::StringRef name);
+
+/// " pooled (max window 4)": the tile note of a kernel that computes a pool's result itself.
+std::string pooledNote(const PoolSpec &spec, const PoolExtent &e);
 
 /// The constants pool_window.cuh expects.
 void writePoolWindow(PrologueWriter &w, const PoolSpec &spec);

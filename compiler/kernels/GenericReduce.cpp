@@ -87,13 +87,13 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
       return makeError(name + ": reduced dims must be sorted and distinct");
   }
 
-  int64_t window = 1;
+  PoolExtent poolExt; // a window of one element unless the reduction reads a pool
   if (spec.pooled) {
     const PoolSpec &pool = *spec.pooled;
-    auto w = checkPool(pool, name);
-    if (!w)
-      return w.takeError();
-    window = *w;
+    auto ext = checkPool(pool, name);
+    if (!ext)
+      return ext.takeError();
+    poolExt = *ext;
     Shape pooledShape{pool.N, pool.C};
     for (unsigned d = 3 - pool.spatialDims; d < 3; ++d)
       pooledShape.push_back(pool.out[d]);
@@ -119,7 +119,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
 
   // Loads per output: a pooled element costs its window's loads, so a short reduction of
   // pooled values (the channels of a 3x3x3 max pool) still needs several warps per output.
-  const int64_t work = R * window;
+  const int64_t work = R * poolExt.window;
 
   int64_t team = 0, rows = 0, cols = 1, threads, outputsPerBlock, lanesPerOutput;
   if (teamMode) {
@@ -182,10 +182,8 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   ks.launch.grid = {unsigned(blocksX), unsigned(split), 1};
   ks.launch.block = {unsigned(threads), 1, 1};
   ks.tileConfig = std::string(kindName(spec.kind)) + " of " + std::to_string(R) +
-                  (spec.pooled ? std::string(" pooled (") + (spec.pooled->max ? "max" : "avg") +
-                                     " window " + std::to_string(window) + ")"
-                               : std::string()) +
-                  " into " + std::to_string(numOut) + ": " +
+                  (spec.pooled ? pooledNote(*spec.pooled, poolExt) : std::string()) + " into " +
+                  std::to_string(numOut) + ": " +
                   (teamMode ? std::to_string(team) + "-thread team per output"
                             : "warp over 32 outputs x " + std::to_string(rows) + " rows, " +
                                   std::to_string(cols) + " output groups a block") +
@@ -194,11 +192,8 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   ks.bytes = double(numel + numOut) * 4;
   if (spec.pooled) {
     // The pool's input is read instead of its result.
-    int64_t inPlane = 1;
-    for (int64_t e : spec.pooled->in)
-      inPlane *= e;
-    ks.flops += double(numel) * window;
-    ks.bytes = double(spec.pooled->N * spec.pooled->C * inPlane + numOut) * 4;
+    ks.flops += double(numel) * poolExt.window;
+    ks.bytes = double(spec.pooled->N * spec.pooled->C * poolExt.inPlane + numOut) * 4;
   }
   if (split > 1) {
     WorkspaceNeed need;

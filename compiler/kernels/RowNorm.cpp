@@ -120,15 +120,13 @@ llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &s) {
     return makeError(name + ": norm over " + llvm::Twine(s.rows) +
                      " rows needs too many blocks for one grid");
 
-  int64_t window = 1;
+  PoolExtent pool;
   if (s.pooled) {
-    auto wv = checkPool(*s.pooled, name);
-    if (!wv)
-      return wv.takeError();
-    window = *wv;
-    int64_t pooled = s.pooled->N * s.pooled->C;
-    for (int64_t e : s.pooled->out)
-      pooled *= e;
+    auto ext = checkPool(*s.pooled, name);
+    if (!ext)
+      return ext.takeError();
+    pool = *ext;
+    const int64_t pooled = s.pooled->N * s.pooled->C * pool.outPlane;
     if (pooled != s.rows * s.width)
       return makeError(name + ": norm over " + llvm::Twine(s.rows) + " rows of " +
                        llvm::Twine(s.width) + " reads a pool of " + llvm::Twine(pooled) +
@@ -154,21 +152,16 @@ llvm::Expected<KernelSource> emitRowNorm(const RowNormSpec &s) {
   ks.launch.grid = {unsigned(blocks), 1, 1};
   ks.launch.block = {unsigned(r.threads), 1, 1};
   ks.tileConfig = std::to_string(r.team) + "-thread team per row of " + std::to_string(s.width) +
-                  (s.pooled ? std::string(" pooled (") + (s.pooled->max ? "max" : "avg") +
-                                  " window " + std::to_string(window) + ")"
-                            : std::string()) +
-                  ", " + std::to_string(r.per) + (r.vec == 4 ? " float4" : " floats") +
+                  (s.pooled ? pooledNote(*s.pooled, pool) : std::string()) + ", " +
+                  std::to_string(r.per) + (r.vec == 4 ? " float4" : " floats") +
                   " a thread in registers";
   const double numel = double(s.rows) * double(s.width);
   ks.flops = numel * 8;
   ks.bytes = numel * 8 + affineBytes(s);
   if (s.pooled) {
     // The pool's input is read instead of its result.
-    int64_t inPlane = 1;
-    for (int64_t e : s.pooled->in)
-      inPlane *= e;
-    ks.flops += numel * double(window);
-    ks.bytes = numel * 4 + double(s.pooled->N * s.pooled->C * inPlane) * 4 + affineBytes(s);
+    ks.flops += numel * double(pool.window);
+    ks.bytes = numel * 4 + double(s.pooled->N * s.pooled->C * pool.inPlane) * 4 + affineBytes(s);
   }
   return ks;
 }

@@ -48,6 +48,17 @@ const char *reduceFunction(ReduceSpec::Kind kind) {
                            : "torch.logsumexp";
 }
 
+/// The shape a reduction over `dims` of `shape` leaves ([1] when every dim is reduced).
+Shape6 keptShape(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> dims) {
+  Shape6 kept;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!llvm::is_contained(dims, int64_t(d)))
+      kept.push_back(shape[d]);
+  if (kept.empty())
+    kept.push_back(1);
+  return kept;
+}
+
 class CaseList {
 public:
   llvm::Error add(std::string name, llvm::Expected<KernelSource> kernel,
@@ -175,12 +186,7 @@ llvm::Error reduceCases(CaseList &list) {
       s.load = kLoadAffine;
       s.post = kPostAffine;
     }
-    Shape6 outShape;
-    for (size_t d = 0; d < c.shape.size(); ++d)
-      if (!llvm::is_contained(c.dims, int64_t(d)))
-        outShape.push_back(c.shape[d]);
-    if (outShape.empty())
-      outShape.push_back(1);
+    Shape6 outShape = keptShape(c.shape, c.dims);
     const char *fn = reduceFunction(c.kind);
     std::string x = c.affine ? "(in0 * 0.5 - 0.25)" : "in0";
     std::string ref = std::string(fn) + "(" + x + ", dim=" + pyTuple(c.dims) + ")";
@@ -432,10 +438,7 @@ llvm::Error pooledReduceCases(CaseList &list) {
       s.load = kLoadAffine;
       s.post = kPostAffine;
     }
-    Shape6 outShape;
-    for (size_t d = 0; d < pooledShape.size(); ++d)
-      if (!llvm::is_contained(c.dims, int64_t(d)))
-        outShape.push_back(pooledShape[d]);
+    Shape6 outShape = keptShape(pooledShape, c.dims);
     std::string pooled = poolReference(c.pool);
     if (c.pool.affine)
       pooled = "(" + pooled + " * 0.5 - 0.25)";
