@@ -99,6 +99,26 @@ private:
   llvm::Expected<bool> reshapeLike(llvm::StringRef op);
   llvm::Expected<bool> concat();
   llvm::Expected<bool> gather();
+  /// Folds to a tensor of `shape` whose element at each index idx is x's element at flat
+  /// position srcOf(idx): what slice, transpose, expand and tile have in common.
+  template <class SrcOf>
+  llvm::Expected<bool> rearrange(const ConstTensor &x, llvm::ArrayRef<int64_t> shape, SrcOf srcOf) {
+    auto out = make(x.kind, shape);
+    if (!out)
+      return out.takeError();
+    if (out->numel() == 0)
+      return done(std::move(*out));
+    Shape idx(shape.size(), 0);
+    size_t at = 0;
+    do {
+      const size_t src = size_t(srcOf(llvm::ArrayRef<int64_t>(idx)));
+      if (x.kind == ElemKind::I64)
+        out->i64[at++] = x.i64[src];
+      else
+        out->set(at++, x.num(src));
+    } while (next(idx, shape));
+    return done(std::move(*out));
+  }
   llvm::Expected<bool> slice();
   llvm::Expected<bool> transpose();
   llvm::Expected<bool> expandOrTile(bool tile);

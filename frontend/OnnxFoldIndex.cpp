@@ -154,23 +154,13 @@ llvm::Expected<bool> Folder::slice() {
     step[size_t(*a)] = p;
     shape[size_t(*a)] = len;
   }
-  auto out = make(x.kind, shape);
-  if (!out)
-    return out.takeError();
-  if (out->numel() == 0)
-    return done(std::move(*out));
-  Shape idx(shape.size(), 0), strides = stridesOf(x.shape);
-  size_t at = 0;
-  do {
+  Shape strides = stridesOf(x.shape);
+  return rearrange(x, shape, [&](llvm::ArrayRef<int64_t> idx) {
     int64_t src = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (size_t d = 0; d < idx.size(); ++d)
       src += (begin[d] + idx[d] * step[d]) * strides[d];
-    if (x.kind == ElemKind::I64)
-      out->i64[at++] = x.i64[size_t(src)];
-    else
-      out->set(at++, x.num(size_t(src)));
-  } while (next(idx, shape));
-  return done(std::move(*out));
+    return src;
+  });
 }
 
 llvm::Expected<bool> Folder::transpose() {
@@ -196,23 +186,13 @@ llvm::Expected<bool> Folder::transpose() {
   Shape shape;
   for (int64_t p : perm)
     shape.push_back(x.shape[size_t(p)]);
-  auto out = make(x.kind, shape);
-  if (!out)
-    return out.takeError();
-  if (out->numel() == 0)
-    return done(std::move(*out));
-  Shape idx(rank, 0), strides = stridesOf(x.shape);
-  size_t at = 0;
-  do {
+  Shape strides = stridesOf(x.shape);
+  return rearrange(x, shape, [&](llvm::ArrayRef<int64_t> idx) {
     int64_t src = 0;
     for (size_t d = 0; d < rank; ++d)
       src += idx[d] * strides[size_t(perm[d])];
-    if (x.kind == ElemKind::I64)
-      out->i64[at++] = x.i64[size_t(src)];
-    else
-      out->set(at++, x.num(size_t(src)));
-  } while (next(idx, shape));
-  return done(std::move(*out));
+    return src;
+  });
 }
 
 llvm::Expected<bool> Folder::expandOrTile(bool tile) {
@@ -237,24 +217,14 @@ llvm::Expected<bool> Folder::expandOrTile(bool tile) {
       return c.fail("cannot expand " + shapeStr(x.shape) + " to " + shapeStr(arg));
     shape = *b;
   }
-  auto out = make(x.kind, shape);
-  if (!out)
-    return out.takeError();
-  if (out->numel() == 0)
-    return done(std::move(*out));
-  Shape idx(shape.size(), 0), strides = stridesOf(x.shape);
-  size_t at = 0;
-  do {
+  Shape strides = stridesOf(x.shape);
+  const size_t off = shape.size() - x.shape.size();
+  return rearrange(x, shape, [&](llvm::ArrayRef<int64_t> idx) {
     int64_t src = 0;
-    size_t off = shape.size() - x.shape.size();
     for (size_t d = 0; d < x.shape.size(); ++d)
       src += (tile ? idx[off + d] % x.shape[d] : (x.shape[d] == 1 ? 0 : idx[off + d])) * strides[d];
-    if (x.kind == ElemKind::I64)
-      out->i64[at++] = x.i64[size_t(src)];
-    else
-      out->set(at++, x.num(size_t(src)));
-  } while (next(idx, shape));
-  return done(std::move(*out));
+    return src;
+  });
 }
 
 } // namespace folding

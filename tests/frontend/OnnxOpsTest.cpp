@@ -485,6 +485,33 @@ TEST_F(OnnxOps, ViewsOfComputedTensors) {
 })");
 }
 
+TEST_F(OnnxOps, ShapeConstantsFoldThroughTransposeTileAndReversedSlice) {
+  // [12, 2] -> Unsqueeze -> [[12], [2]] -> Transpose -> [[12, 2]] -> Reshape -> [12, 2] ->
+  // Tile x2 -> [12, 2, 12, 2] -> Slice 2 down to 1 -> [12, 2]: the reshape's target.
+  B b;
+  b.input("x", {2, 3, 4});
+  b.constantInts("a", {12, 2});
+  b.constantInts("ax1", {1});
+  b.node("Unsqueeze", {"a", "ax1"}, {"col"});
+  auto &t = b.node("Transpose", {"col"}, {"row"});
+  B::attrInts(t, "perm", {1, 0});
+  b.constantInts("flat", {-1});
+  b.node("Reshape", {"row", "flat"}, {"pair"});
+  b.constantInts("twice", {2});
+  b.node("Tile", {"pair", "twice"}, {"four"});
+  b.constantInts("st", {2});
+  b.constantInts("en", {0});
+  b.constantInts("axes", {0});
+  b.constantInts("back", {-1});
+  b.node("Slice", {"four", "st", "en", "axes", "back"}, {"target"});
+  b.node("Reshape", {"x", "target"}, {"o"});
+  b.output("o");
+  expectImports(b, R"(graph m(%x: f32[2,3,4]) {
+  %o = reshape(%x) {shape = [12, 2]}
+  return %o
+})");
+}
+
 TEST_F(OnnxOps, ExternalDataWeights) {
   B b;
   b.input("x", {2, 8});
