@@ -35,6 +35,9 @@ struct LaunchConfig {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned sharedBytes = 0; ///< dynamic shared memory
+  /// The kernel strides over grid[0] units of work with gridDim.x blocks (grid[1], grid[2]
+  /// are 1): it is launched with min(grid[0], SM count) blocks, one per SM.
+  bool persistent = false;
 };
 
 /// A buffer a kernel needs zeroed or filled before it runs (statistics accumulators...).

@@ -165,6 +165,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const FusionGroup &grp = b.fusion.groups[gi];
   const Op &anchor = g.ops[grp.root];
   ConvSpec spec = makeConvSpec(g, anchor);
+  spec.wgmma = b.options.arch == "sm_90a";
   bool igemm = useIgemm(spec);
   spec.math = convMath(igemm, b.options.precision);
   const TensorType &yt = g.type(anchor.result);

@@ -9,6 +9,7 @@
 #include "runtime/Bundle.h"
 
 #include "ir/Error.h"
+#include "runtime/CacheFiles.h"
 #include "runtime/KernelCache.h"
 
 #include "nlohmann/json.hpp"
@@ -69,12 +70,6 @@ std::optional<BufferSpec::Kind> parseBufferKind(const std::string &s) {
     if (s == bufferKindName(k))
       return k;
   return std::nullopt;
-}
-
-json launchJson(const LaunchConfig &l) {
-  return {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-          {"block", {l.block[0], l.block[1], l.block[2]}},
-          {"shared_bytes", l.sharedBytes}};
 }
 
 json typeJson(const TensorType &t) {
@@ -152,7 +147,7 @@ llvm::Error writeBundle(llvm::StringRef dirRef, const ExecutablePlan &plan,
                {"template", k.templateName},
                {"group", k.group},
                {"cache_key", k.cacheKey.empty() ? c.cacheKey : k.cacheKey},
-               {"launch", launchJson(k.launch)},
+               {"launch", cachefs::launchToJson(k.launch)},
                {"flops", k.flops},
                {"bytes", k.bytes},
                {"cubin", cubinFile},
@@ -260,12 +255,7 @@ llvm::Expected<Bundle> readBundle(llvm::StringRef dirRef, llvm::StringRef curren
       spec.templateName = k.at("template").get<std::string>();
       spec.group = k.at("group").get<std::string>();
       spec.cacheKey = k.at("cache_key").get<std::string>();
-      const json &l = k.at("launch");
-      for (int i = 0; i < 3; ++i) {
-        spec.launch.grid[i] = l.at("grid").at(i).get<unsigned>();
-        spec.launch.block[i] = l.at("block").at(i).get<unsigned>();
-      }
-      spec.launch.sharedBytes = l.at("shared_bytes").get<unsigned>();
+      spec.launch = cachefs::launchFromJson(k.at("launch"));
       spec.flops = k.at("flops").get<double>();
       spec.bytes = k.at("bytes").get<double>();
       std::string file = k.at("cubin").get<std::string>();

@@ -131,9 +131,12 @@ std::vector<EntryStat> scanEntries(const std::string &dir) {
 }
 
 json launchToJson(const LaunchConfig &l) {
-  return {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-          {"block", {l.block[0], l.block[1], l.block[2]}},
-          {"shared_bytes", l.sharedBytes}};
+  json j = {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+            {"block", {l.block[0], l.block[1], l.block[2]}},
+            {"shared_bytes", l.sharedBytes}};
+  if (l.persistent)
+    j["persistent"] = true;
+  return j;
 }
 
 LaunchConfig launchFromJson(const json &j) {
@@ -143,6 +146,7 @@ LaunchConfig launchFromJson(const json &j) {
     l.block[i] = j.at("block").at(i).get<unsigned>();
   }
   l.sharedBytes = j.at("shared_bytes").get<unsigned>();
+  l.persistent = j.value("persistent", false);
   return l;
 }
 

@@ -400,9 +400,12 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
         arg.p[s] = st.slots[s] >= 0 ? addr[st.slots[s]] : 0;
       void *params[] = {&arg};
       const LaunchConfig &l = k.launch;
-      if (auto err = cuCheck(api.cuLaunchKernel(functions_[st.kernel], l.grid[0], l.grid[1],
-                                                l.grid[2], l.block[0], l.block[1], l.block[2],
-                                                l.sharedBytes, stream, params, nullptr),
+      const unsigned blocks =
+          l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
+                       : l.grid[0];
+      if (auto err = cuCheck(api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
+                                                l.block[0], l.block[1], l.block[2], l.sharedBytes,
+                                                stream, params, nullptr),
                              "launching kernel '" + k.name + "'"))
         return err;
       break;

@@ -19,6 +19,12 @@
 // output position kYPhase + kYStep * q within y's extents kY*, weight tap
 // kWTap0 + kWTapStep * j within the stored kernel's extents kWK*. The epilogue sees real
 // output coordinates only.
+// Two engines compute the tile (cfg::kEngine): 0 is the mma.sync loop below (every warp
+// gathers and multiplies; any stride, TF32 or 3xTF32); 1 is conv_wgmma.cuh's sm_90a loop for
+// TF32 convolutions with a stride-1 input walk (a producer warpgroup copies a box of the input
+// per channel chunk, two consumer warpgroups read A from it and multiply with wgmma), whose
+// consumer warps are laid out as kWarpsM = 8 warps of one column span, so that the epilogue
+// below serves both.
 // The epilogue adds the bias, applies the fused `Epilogue` functor, stores y (each warp
 // store covers whole 32-byte sectors, or every kYStepW-th word of them for a phase)
 // and accumulates per-(n, c) sum and sum of squares in
@@ -31,18 +37,31 @@
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
 // registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from one
-// output channel's row to the next), kBBase (where this kernel's rows start); struct Epilogue.
+// output channel's row to the next), kBBase (where this kernel's rows start); kEngine and
+// engine 1's box constants (conv_wgmma.cuh; any values under engine 0); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
 #include "mma.cuh"
+#include "wgmma.cuh"
 
 namespace conv_igemm {
 
 using sinter::i64;
 
+constexpr bool kWgmma = cfg::kEngine == 1;
+// Threads holding accumulators (the epilogue's threads), and all threads of the block.
 constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
+constexpr int kBlockThreads = kThreads + (kWgmma ? sinter::sm90::kProducerThreads : 0);
+
+/// Barrier over the threads that hold accumulators (engine 1's producer has left).
+__device__ __forceinline__ void mathSync() {
+  if constexpr (kWgmma)
+    sinter::sm90::namedBarrier(2, kThreads);
+  else
+    __syncthreads();
+}
 constexpr int kCinG = cfg::kCin / cfg::kGroups;
 constexpr int kCoutG = cfg::kCout / cfg::kGroups;
 constexpr int kInHW = cfg::kInH * cfg::kInW;
@@ -220,22 +239,17 @@ __device__ __forceinline__ void warpStep(float (&acc)[kMI][kNI][4], const float 
   }
 }
 
-} // namespace conv_igemm
-
-extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b) {
-  using namespace conv_igemm;
+/// Engine 0 (mma.sync; every warp copies and multiplies): the block's tile into acc. Thread
+/// tid holds rows wm + mi * 16 + g (+8), columns wn + ni * 8 + 2t (+1) of its warp's tile.
+__device__ __forceinline__ void mmaSyncTile(float (&acc)[kMI][kNI][4], float *smem,
+                                            const sinter::Buffers b, i64 m0, int n0, int grp,
+                                            int tid) {
   namespace mma = sinter::mma;
-  extern __shared__ __align__(16) float smem[];
   float *As = smem;
   float *Bs = smem + cfg::kStages * kAStage;
-
   const float *x = sinter::slot<const float>(b, 0);
   const float *w = sinter::slot<const float>(b, 1);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const i64 m0 = (i64)blockIdx.x * cfg::kBM;
-  const int n0 = blockIdx.y * cfg::kBN;
-  const int grp = blockIdx.z;
+  const int lane = tid & 31, warp = tid >> 5;
 
   // ---- A loader state: lane l of warp wp copies rows (l % 8) + 8 * (wp + warps * r),
   // r < kARows, at k = l / 8 + 4 j. Per row: which taps fall inside the input (one bit per
@@ -353,7 +367,6 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
     }
   };
 
-  float acc[kMI][kNI][4];
 #pragma unroll
   for (int i = 0; i < kMI; ++i)
 #pragma unroll
@@ -417,37 +430,54 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
   }
   mma::cpAsyncWait<0>();
   __syncthreads();
+}
 
-  // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
+} // namespace conv_igemm
+
+#include "conv_wgmma.cuh"
+
+namespace conv_igemm {
+
+/// The epilogue of one tile: thread tid (of the kThreads accumulator threads) holds rows
+/// m0 + wm + mi * 16 + g (+8) (those below mEnd are the tile's), columns n0 + wn + ni * 8 +
+/// 2t (+1) of group grp. `red` is kWarpsM * kBN * 2 doubles of shared memory.
+__device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinter::Buffers b,
+                                          i64 m0, i64 mEnd, int n0, int grp, int tid, double *red) {
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
+  const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
+
+  // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1). Columns
+  // are finished one at a time (stored, and their statistics reduced), so that no per-column
+  // sums stay live next to the accumulators (with them engine 1's 128x128 tile spilled).
   const int g = lane >> 2, t = lane & 3;
   const float *bias = sinter::slot<const float>(b, 2);
   float *y = sinter::slot<float>(b, 3);
   double *stats = sinter::slot<double>(b, 4);
-  const i64 mLast = m0 + cfg::kBM - 1;
-  // The block-reduced statistics path needs every row of the tile valid and in one image.
-  const bool oneImage = mLast < kM && m0 / kOutVol == mLast / kOutVol;
-  float colSum[kNI][2], colSq[kNI][2];
+  // The block-reduced statistics path needs the block's rows in one image.
+  const bool oneImage = m0 / kOutVol == (mEnd - 1) / kOutVol;
+  // Engine 1's consumers may still be reading `red` for their previous tile.
+  if constexpr (cfg::kAccumulateStats && kWgmma)
+    if (oneImage)
+      mathSync();
 #pragma unroll
-  for (int ni = 0; ni < kNI; ++ni)
-    colSum[ni][0] = colSum[ni][1] = colSq[ni][0] = colSq[ni][1] = 0.f;
-
+  for (int ni = 0; ni < kNI; ++ni) {
 #pragma unroll
-  for (int mi = 0; mi < kMI; ++mi) {
+    for (int j = 0; j < 2; ++j) {
+      const int cl = n0 + wn + ni * 8 + 2 * t + j;
+      const int c = grp * kCoutG + cl;
+      float colSum = 0.f, colSq = 0.f;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 m = m0 + wm + mi * 16 + g + h * 8;
-      if (m >= kM)
-        continue;
-      const int nb = (int)(m / kOutVol);
-      const i64 sp = yPosition(m - (i64)nb * kOutVol);
+      for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
-      for (int ni = 0; ni < kNI; ++ni) {
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int cl = n0 + wn + ni * 8 + 2 * t + j;
-          if (cl >= kCoutG)
+        for (int h = 0; h < 2; ++h) {
+          // (Row facts computed here, not once per row ahead of the loop: held in arrays they
+          // took an engine-0 kernel from 66 to 174 registers.)
+          const i64 m = m0 + wm + mi * 16 + g + h * 8;
+          if (m >= mEnd || cl >= kCoutG)
             continue;
-          const int c = grp * kCoutG + cl;
+          const int nb = (int)(m / kOutVol);
+          const i64 sp = yPosition(m - (i64)nb * kOutVol);
           float v = acc[mi][ni][h * 2 + j];
           if constexpr (cfg::kHasBias)
             v += bias[c];
@@ -456,12 +486,30 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
             y[((i64)nb * cfg::kCout + c) * kYVol + sp] = v;
           if constexpr (cfg::kAccumulateStats) {
             if (oneImage) {
-              colSum[ni][j] += v;
-              colSq[ni][j] += v * v;
+              colSum += v;
+              colSq += v * v;
             } else {
               atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 0], (double)v);
               atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], (double)v * v);
             }
+          }
+        }
+      }
+      if constexpr (cfg::kAccumulateStats) {
+        if (oneImage) {
+          // Reduce over the 8 row lanes (g) of the warp into shared memory (the pipeline
+          // buffers are free now); the warps along M are summed below.
+          double s = colSum, q = colSq;
+#pragma unroll
+          for (int o = 4; o < 32; o <<= 1) {
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+            q += __shfl_xor_sync(0xffffffffu, q, o);
+          }
+          if (g == 0) {
+            const int col = wn + ni * 8 + 2 * t + j;
+            const int wmI = warp % cfg::kWarpsM;
+            red[(wmI * cfg::kBN + col) * 2 + 0] = s;
+            red[(wmI * cfg::kBN + col) * 2 + 1] = q;
           }
         }
       }
@@ -471,27 +519,8 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
   if constexpr (cfg::kAccumulateStats) {
     if (!oneImage)
       return;
-    // Reduce over the 8 row lanes (g) of the warp, then over the warps along M in shared
-    // memory (the pipeline buffers are free now), then one atomic per column per block.
-    double *red = reinterpret_cast<double *>(smem);
-#pragma unroll
-    for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        double s = colSum[ni][j], q = colSq[ni][j];
-#pragma unroll
-        for (int o = 4; o < 32; o <<= 1) {
-          s += __shfl_xor_sync(0xffffffffu, s, o);
-          q += __shfl_xor_sync(0xffffffffu, q, o);
-        }
-        if (g == 0) {
-          const int col = wn + ni * 8 + 2 * t + j;
-          const int wmI = warp % cfg::kWarpsM;
-          red[(wmI * cfg::kBN + col) * 2 + 0] = s;
-          red[(wmI * cfg::kBN + col) * 2 + 1] = q;
-        }
-      }
-    __syncthreads();
+    // One atomic per column per block.
+    mathSync();
     const int nb = (int)(m0 / kOutVol);
     for (int col = tid; col < cfg::kBN; col += kThreads) {
       const int cl = n0 + col;
@@ -507,5 +536,50 @@ extern "C" __global__ void __launch_bounds__(conv_igemm::kThreads, cfg::kMinBloc
       atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 0], s);
       atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], q);
     }
+  }
+}
+
+/// Engine 1 (a template so that sm_80 builds never instantiate it): the producer warpgroup
+/// streams every tile's boxes and weight stages; the consumer warpgroups multiply each of
+/// the block's tiles and run the epilogue on it while the producer fills the next one's.
+template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sinter::Buffers b) {
+  namespace sm90 = sinter::sm90;
+  float *base = sm90::alignedBase(smem);
+  const wg::Bars bars(sinter::mma::smemAddr(base));
+  int tid = threadIdx.x;
+  if (tid == 0)
+    wg::initBarriers(bars);
+  __syncthreads();
+  if (tid < sm90::kProducerThreads) {
+    wg::produce(base, b, bars, tid);
+    return;
+  }
+  tid -= sm90::kProducerThreads;
+  double *red = reinterpret_cast<double *>(base + wg::kRedBase);
+  int c0 = 0;
+  for (int t = blockIdx.x; t < wg::kTileCount; t += gridDim.x, c0 += wg::kChunks) {
+    const wg::Tile tl = wg::tileAt(t);
+    float acc[kMI][kNI][4];
+    wg::consume<kNI + 0 * E>(acc[0], base, bars, tl, c0, tid);
+    const i64 m0 = (i64)tl.plane * kOutHW + tl.start;
+    storeTile(acc, b, m0, m0 + tl.rows, tl.n0, tl.grp, tid, red);
+  }
+}
+
+} // namespace conv_igemm
+
+extern "C" __global__ void __launch_bounds__(conv_igemm::kBlockThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace conv_igemm;
+  extern __shared__ __align__(16) float smem[];
+  if constexpr (kWgmma) {
+    runWgmma<cfg::kEngine>(smem, b);
+  } else {
+    const i64 m0 = (i64)blockIdx.x * cfg::kBM;
+    const i64 mEnd = m0 + cfg::kBM < kM ? m0 + cfg::kBM : kM;
+    const int n0 = blockIdx.y * cfg::kBN, grp = blockIdx.z;
+    float acc[kMI][kNI][4];
+    mmaSyncTile(acc, smem, b, m0, n0, grp, threadIdx.x);
+    storeTile(acc, b, m0, mEnd, n0, grp, threadIdx.x, reinterpret_cast<double *>(smem));
   }
 }

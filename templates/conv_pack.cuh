@@ -9,12 +9,15 @@
 // reduction), so that the B loader copies 16 bytes at a time from whole lines.
 //
 // Output (slot kOutSlot): float[kKernels][kCout][kKPad], row (p, g * kCoutG + n) holding
-// kernel p's k = 0 .. kCinG * taps_p - 1. Kernel p's taps are kPTaps[p][d] per dim (d = D, H, W),
+// kernel p's k = 0 .. kCinG * taps_p - 1 (k = ci * taps_p + j), or with kChunk > 0 the order of
+// conv_wgmma.cuh: chunks of kChunk channels, in each k8 steps s = j * (kChunk / 8) + sub of
+// eight channels, steps padded with zeros to a multiple of 4. Kernel p's taps are kPTaps[p][d]
+// per dim (d = D, H, W),
 // the stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
 // kernel of a convolution without phases).
 //
 // Expects in namespace cfg: kCin, kCout, kGroups, kTransposed, kWKD, kWKH, kWKW (the stored
-// kernel's extents), kKernels, kKPad, kThreads, kOutSlot, and the __device__ arrays kPTaps,
+// kernel's extents), kKernels, kKPad, kChunk, kThreads, kOutSlot, and the __device__ arrays kPTaps,
 // kPTap0, kPTapStep of kKernels * 3 entries.
 //
 //===--------------------------------------------------------------------------------===//
@@ -39,9 +42,20 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
     const int ts[3] = {int(cfg::kPTapStep[p * 3]), int(cfg::kPTapStep[p * 3 + 1]),
                        int(cfg::kPTapStep[p * 3 + 2])};
     const int taps = t[0] * t[1] * t[2];
+    // The kernel's (ci, tap j) at k, or ci past Cin/groups where k holds padding.
+    int ci, j;
+    if constexpr (cfg::kChunk > 0) {
+      constexpr int kSub = cfg::kChunk / 8 > 0 ? cfg::kChunk / 8 : 1; // (kChunk 0 compiles too)
+      const int steps = kSub * taps, padded = (steps + 3) / 4 * 4;
+      const int chunk = k / (padded * 8), s = (k / 8) % padded;
+      j = s / kSub;
+      ci = s < steps ? chunk * cfg::kChunk + (s % kSub) * 8 + k % 8 : kCinG;
+    } else {
+      ci = k / taps;
+      j = k - ci * taps;
+    }
     float v = 0.f;
-    if (k < kCinG * taps) {
-      const int ci = k / taps, j = k - ci * taps;
+    if (ci < kCinG) {
       const int jd = j / (t[1] * t[2]), jh = (j / t[2]) % t[1], jw = j % t[2];
       const int tap = ((t0[0] + ts[0] * jd) * cfg::kWKH + (t0[1] + ts[1] * jh)) * cfg::kWKW +
                       (t0[2] + ts[2] * jw);

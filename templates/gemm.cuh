@@ -90,21 +90,6 @@ __device__ __forceinline__ void copyTile(float *s, const float *g, i64 r0, i64 c
   }
 }
 
-/// The wgmma engine's copy of a ROWS x 32 K-major tile at (r0, k0) of a matrix with RMAX rows,
-/// KMAX columns and row pitch LD (a multiple of 4) into the swizzled layout of wgmma.cuh, by
-/// producer thread ptid: 16-byte chunks, eight threads per 128-byte row, zero-filled outside.
-template <int ROWS, i64 LD, i64 RMAX, i64 KMAX>
-__device__ __forceinline__ void copyTileSwizzled(float *s, const float *g, i64 r0, i64 k0,
-                                                 int ptid) {
-  namespace mma = sinter::mma;
-  for (int i = ptid; i < ROWS * 8; i += sinter::sm90::kProducerThreads) {
-    const int r = i >> 3, c = (i & 7) * 4;
-    const i64 gr = r0 + r, gk = k0 + c;
-    const bool ok = gr < RMAX && gk < KMAX;
-    mma::cpAsync16(s + sinter::sm90::swizzled(r, c), ok ? g + gr * LD + gk : g, ok ? 16 : 0);
-  }
-}
-
 /// Barrier over the threads that hold accumulators (the wgmma engine's producer warpgroup
 /// has left by the epilogue).
 __device__ __forceinline__ void mathSync() {
@@ -226,8 +211,8 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
     float *base = sinter::sm90::alignedBase(smem);
     auto load = [&](int kt, float *as, float *bs, int ptid) {
       const i64 k0 = (i64)kt * cfg::kBK;
-      copyTileSwizzled<cfg::kBM, cfg::kK, cfg::kM, cfg::kK>(as, A, m0, k0, ptid);
-      copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(bs, B, n0, k0, ptid);
+      sinter::sm90::copyTileSwizzled<cfg::kBM, cfg::kK, cfg::kM, cfg::kK>(as, A, m0, k0, ptid);
+      sinter::sm90::copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(bs, B, n0, k0, ptid);
     };
     // The template arguments depend on E so that sm_80 builds never instantiate the engine.
     if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath>(

@@ -48,6 +48,28 @@ __device__ __forceinline__ float smallPart(float x) {
   return __uint_as_float(mma::toTf32Operand(x - __uint_as_float(__float_as_uint(x) & 0xffffe000u)));
 }
 
+/// The engine's copy of a ROWS x 32 K-major tile at (r0, k0) of a matrix with RMAX rows, KMAX
+/// columns and row pitch LD (a multiple of 4) into the swizzled layout above, by producer
+/// thread ptid: 16-byte chunks, eight threads per 128-byte row, zero-filled outside. Thread
+/// ptid copies chunk ptid % 8 of rows ptid / 8 + 16 j, which share one swizzle, so that its
+/// addresses are one base plus constant steps (the producer's instruction count bounded the
+/// engine: measured 30% tensor-pipe use when each chunk recomputed its address).
+template <int ROWS, i64 LD, i64 RMAX, i64 KMAX>
+__device__ __forceinline__ void copyTileSwizzled(float *s, const float *g, i64 r0, i64 k0,
+                                                 int ptid) {
+  constexpr int kRowStep = kProducerThreads / 8;
+  static_assert(ROWS % kRowStep == 0, "whole rows per pass");
+  const int r = ptid >> 3, c = (ptid & 7) * 4;
+  float *dst = s + swizzled(r, c);
+  const bool kOk = k0 + c < KMAX;
+  const float *src = g + (r0 + r) * LD + k0 + c;
+#pragma unroll
+  for (int j = 0; j < ROWS / kRowStep; ++j) {
+    const bool ok = kOk && r0 + r + j * kRowStep < RMAX;
+    mma::cpAsync16(dst + j * kRowStep * 32, ok ? src + (i64)j * kRowStep * LD : g, ok ? 16 : 0);
+  }
+}
+
 /// Matrix descriptor of a K-major tile in the 128-byte swizzle starting at shared address
 /// `addr` (1024-byte aligned, plus 32 bytes per k8 step): groups of 8 rows 1024 bytes apart.
 __device__ __forceinline__ unsigned long long descriptor(unsigned addr) {
@@ -84,6 +106,15 @@ __device__ __forceinline__ void fenceProxyAsync() {
 /// Barrier `id` (1..15) over `threads` threads (a multiple of 32).
 __device__ __forceinline__ void namedBarrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Keeps the definitions of registers a wgmma reads (A fragments) before the next
+/// wgmmaFence: the compiler may otherwise sink them past it, and ptxas then serialises the
+/// wgmmas (C7513, "non wgmma instructions defining input registers").
+template <int N> __device__ __forceinline__ void fenceOperands(unsigned (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+r"(r[i])::"memory");
 }
 
 __device__ __forceinline__ void wgmmaFence() {

@@ -72,7 +72,10 @@ class Launches:
             if slots[slot] is None:
                 slots[slot] = t
         for k, kk in self.ks:
-            k.launch(kk["grid"], kk["block"], slots)
+            grid = list(kk["grid"])
+            if kk.get("persistent"):  # as the runtime launches it: at most one block per SM
+                grid[0] = min(grid[0], torch.cuda.get_device_properties(0).multi_processor_count)
+            k.launch(grid, kk["block"], slots)
 
 
 def epi(name, v):

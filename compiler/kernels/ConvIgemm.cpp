@@ -102,6 +102,54 @@ bool tileTakesPackedB(const ConvTile &tile) {
   return (tile.bn * tile.bk / 4) % (32 * tile.warpsM * tile.warpsN) == 0;
 }
 
+int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/// Engine 1 (conv_wgmma.cuh): rows per block tile, and the input box a kernel's blocks copy
+/// per channel chunk (the header there describes the layout).
+constexpr int64_t kWgRows = 128;
+struct WgBox {
+  int64_t boxD = 1, boxH = 1, rowStride = 4, ciStride = 8, wLead = 0;
+  bool rowTiles = false;
+};
+
+WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
+  WgBox b;
+  const int64_t w = k.out[2], plane = k.out[1] * k.out[2];
+  // Tiles lie in one output row when rows are whole tiles; else a box spans full rows.
+  b.rowTiles = w % kWgRows == 0;
+  int64_t spanned = 1;
+  if (!b.rowTiles)
+    for (int64_t start = 0; start < plane; start += kWgRows)
+      spanned = std::max(spanned, (std::min(start + kWgRows, plane) - 1) / w - start / w + 1);
+  b.boxD = (k.kernel[0] - 1) * k.dilation[0] + 1;
+  b.boxH = spanned + (k.kernel[1] - 1) * k.dilation[1];
+  const int64_t spanW = (k.kernel[2] - 1) * k.dilation[2];
+  const int64_t off0W = s.transposed ? k.padding[2] - spanW : -k.padding[2];
+  b.wLead = roundUp(std::max<int64_t>(0, -off0W), 4);
+  b.rowStride = roundUp(b.wLead + off0W + (b.rowTiles ? kWgRows : w) + spanW, 4);
+  const int64_t perChannel = b.boxD * b.boxH * b.rowStride;
+  b.ciStride = perChannel + (8 - perChannel % 32 + 32) % 32; // 8 modulo 32: no bank conflicts
+  return b;
+}
+
+/// Engine 1's k8 steps per channel chunk of a kernel with `taps` taps, padded to whole stages.
+int64_t wgmmaPaddedSteps(int64_t ciChunk, int64_t taps) { return roundUp(ciChunk / 8 * taps, 4); }
+
+/// Engine 1's weight row length for a kernel: chunks x padded steps x 8 channels.
+int64_t wgmmaRowLength(const ConvSpec &s, const KernelShape &k, int64_t ciChunk) {
+  return (s.Cin / s.groups + ciChunk - 1) / ciChunk * wgmmaPaddedSteps(ciChunk, volume(k.kernel)) *
+         8;
+}
+
+/// conv_wgmma.cuh's shared memory: alignment slack, the B stages, two boxes, the barriers
+/// and the epilogue's statistics (8 warps x bn columns x two doubles).
+int64_t wgmmaSharedBytes(const ConvIgemmTile &t, const WgBox &b) {
+  return 1024 + int64_t(t.stages) * t.bn * 32 * 4 + 2 * t.ciChunk * b.ciStride * 4 +
+         (2 * t.stages + 4) * 8 + 8 * t.bn * 16;
+}
+
+constexpr int64_t kSmemLimit = 227 * 1024;
+
 llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &shape,
                                         const std::string &name, ConvTile tile, BRows bRows) {
   const int64_t coutG = s.Cout / s.groups, cinG = s.Cin / s.groups;
@@ -119,12 +167,22 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   auto smemBytes = [&](int stages) {
     return int64_t(stages) * (tile.bm + tile.bn) * (tile.bk + 4) * 4 + kPadded * 8;
   };
-  constexpr int64_t kSmemLimit = 227 * 1024;
-  while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
-    --tile.stages;
-  if (smemBytes(tile.stages) > kSmemLimit)
-    return makeError("conv_igemm cannot run " + name +
-                     ": the reduction is too deep for the shared k table");
+  const WgBox box = tile.wgmma ? wgmmaBox(s, shape) : WgBox{};
+  if (tile.wgmma) {
+    if (tile.bm != kWgRows || tile.warpsM != 8 || tile.warpsN != 1 || tile.bk != 32 ||
+        (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.stages < 3 ||
+        tile.ciChunk % 8 || tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed)
+      return makeError(name + ": not a conv_wgmma tile (128 x 64/128/256, 8 x 1 warps, 32-deep "
+                              "stages, chunks of 8k channels, TF32, packed rows)");
+    if (wgmmaSharedBytes(tile, box) > kSmemLimit)
+      return makeError(name + ": the input box of conv_wgmma does not fit shared memory");
+  } else {
+    while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
+      --tile.stages;
+    if (smemBytes(tile.stages) > kSmemLimit)
+      return makeError("conv_igemm cannot run " + name +
+                       ": the reduction is too deep for the shared k table");
+  }
   PrologueWriter w(name, "conv_igemm.cuh");
   w.constant("kN", s.N);
   w.constant("kCin", s.Cin);
@@ -166,6 +224,13 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kBSlot", bRows.slot);
   w.constant("kBRow", bRows.row);
   w.constant("kBBase", bRows.base);
+  w.constant("kEngine", tile.wgmma ? 1 : 0);
+  w.constant("kCiChunk", tile.wgmma ? tile.ciChunk : 8);
+  w.constant("kBoxH", box.boxH);
+  w.constant("kRowStride", box.rowStride);
+  w.constant("kCiStride", box.ciStride);
+  w.constant("kWLead", box.wLead);
+  w.constantBool("kRowTiles", box.rowTiles);
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -173,13 +238,28 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   k.templateName = "conv_igemm.cuh";
   k.source = w.finish();
   const int64_t outVol = volume(shape.out), rows = s.N * outVol, taps = volume(shape.kernel);
-  k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
-                   unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
-  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN), 1, 1};
-  k.launch.sharedBytes = unsigned(smemBytes(tile.stages));
+  const int64_t plane = shape.out[1] * shape.out[2];
+  if (tile.wgmma) {
+    // Persistent: one block per tile at most; the runtime launches at most one per SM and
+    // each block strides over the tiles.
+    k.launch.grid = {unsigned(s.N * shape.out[0] * ((plane + kWgRows - 1) / kWgRows) *
+                              ((coutG + tile.bn - 1) / tile.bn) * s.groups),
+                     1, 1};
+    k.launch.persistent = true;
+  } else {
+    k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
+                     unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
+  }
+  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN + (tile.wgmma ? 128 : 0)), 1, 1};
+  k.launch.sharedBytes =
+      unsigned(tile.wgmma ? wgmmaSharedBytes(tile, box) : smemBytes(tile.stages));
+  const std::string engine =
+      tile.wgmma ? "wgmma, 2+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
+                       std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
+                       std::to_string(tile.ciChunk) + " channels, "
+                 : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
   k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
-                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " +
-                 std::to_string(tile.warpsM * tile.warpsN) + " warps, " +
+                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
                  std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
                  (!bRows.packed     ? ""
@@ -197,7 +277,8 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
 }
 
 /// conv_pack.cuh for the kernels `shapes` of `s`: their weight rows, kPad floats each.
-KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int64_t kPad) {
+KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int64_t kPad,
+                      int64_t ciChunk) {
   constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
   const std::string name = s.kernelName + "_pack";
   PrologueWriter w(name, "conv_pack.cuh");
@@ -210,6 +291,7 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.constant("kWKW", s.kernel[2]);
   w.constant("kKernels", int64_t(shapes.size()));
   w.constant("kKPad", kPad);
+  w.constant("kChunk", ciChunk);
   w.constant("kThreads", kThreads);
   w.constant("kOutSlot", kConvPackSlot);
   std::vector<int64_t> taps, tap0, tapStep;
@@ -257,24 +339,37 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        std::to_string(expect) + ")");
   }
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
+  // Engine 1 runs every kernel of the convolution or none (they share the pack kernel's
+  // row order).
+  std::optional<ConvTile> wgmma = tile ? std::optional<ConvTile>() : convWgmmaTile(s);
+  if (tile && tile->wgmma) {
+    wgmma = *tile;
+    if (wgmma->ciChunk == 0)
+      if (auto chosen = convWgmmaTile(s))
+        wgmma->ciChunk = chosen->ciChunk;
+  }
   llvm::SmallVector<ConvTile, 8> tiles;
   for (const KernelShape &shape : shapes)
-    tiles.push_back(tile ? *tile : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math));
+    tiles.push_back(wgmma  ? *wgmma
+                    : tile ? *tile
+                           : chooseTile(s.Cout / s.groups, s.N * volume(shape.out), s.math));
   // B rows: a direct convolution's weight rows are its k rows already; when they are whole
   // 16-byte pieces the kernel copies them as they are. Otherwise (transposed convolutions,
-  // output phases, K % 4 != 0) conv_pack.cuh writes every kernel's rows first.
+  // output phases, K % 4 != 0, engine 1's chunked order) conv_pack.cuh writes every
+  // kernel's rows first.
   const int64_t cinG = s.Cin / s.groups;
-  const bool direct = !s.transposed && (cinG * volume(s.kernel)) % 4 == 0;
+  const bool direct = !wgmma && !s.transposed && (cinG * volume(s.kernel)) % 4 == 0;
   int64_t kPad = 0;
   bool pack = false;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const int64_t bk = tiles[i].bk;
-    kPad = std::max(kPad, (cinG * volume(shapes[i].kernel) + bk - 1) / bk * bk);
+    kPad = std::max(kPad, wgmma ? wgmmaRowLength(s, shapes[i], wgmma->ciChunk)
+                                : (cinG * volume(shapes[i].kernel) + bk - 1) / bk * bk);
     pack |= !direct && tileTakesPackedB(tiles[i]);
   }
   std::vector<KernelSource> kernels;
   if (pack)
-    kernels.push_back(emitPack(s, shapes, kPad));
+    kernels.push_back(emitPack(s, shapes, kPad, wgmma ? wgmma->ciChunk : 0));
   for (size_t i = 0; i < shapes.size(); ++i) {
     const KernelShape &shape = shapes[i];
     std::string name = shapes.size() == 1 ? s.kernelName : s.kernelName + "_p" + std::to_string(i);
@@ -332,6 +427,59 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
   if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
     return no("too many output positions for the grid");
   return true;
+}
+
+std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return std::nullopt;
+  };
+  if (!s.wgmma)
+    return no("the target has no wgmma (sm_90a)");
+  if (s.math != MathMode::Tf32)
+    return no("3xTF32 convolutions stay on mma.sync");
+  if (!s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
+    return no("a strided direct convolution (the input walk must have stride 1)");
+  std::string why;
+  if (!convIgemmSupports(s, &why))
+    return no(why);
+  const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
+  ConvIgemmTile t{kWgRows, coutG <= 64 ? 64 : 128, 32, 8, 1, 4, 1, true, 8};
+  // The chunk that pads the reduction least (steps padded to whole stages, channels to the
+  // chunk), the smaller on ties; deeper B rings when shared memory allows.
+  llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (int chunk : {8, 16, 32}) {
+    if (chunk > roundUp(cinG, 8))
+      break;
+    int64_t steps = 0;
+    for (const KernelShape &k : shapes)
+      steps += (cinG + chunk - 1) / chunk * wgmmaPaddedSteps(chunk, volume(k.kernel));
+    ConvIgemmTile c = t;
+    c.ciChunk = chunk;
+    bool fits = true;
+    for (const KernelShape &k : shapes)
+      fits &= wgmmaSharedBytes(c, wgmmaBox(s, k)) <= kSmemLimit;
+    if (fits && steps < best) {
+      best = steps;
+      t.ciChunk = chunk;
+    }
+  }
+  if (best == std::numeric_limits<int64_t>::max())
+    return no("the input box does not fit shared memory");
+  for (int stages : {6, 5}) {
+    ConvIgemmTile c = t;
+    c.stages = stages;
+    bool fits = true;
+    for (const KernelShape &k : shapes)
+      fits &= wgmmaSharedBytes(c, wgmmaBox(s, k)) <= kSmemLimit;
+    if (fits) {
+      t.stages = stages;
+      break;
+    }
+  }
+  return t;
 }
 
 int64_t convIgemmMeanReduction(const ConvSpec &s) {

@@ -15,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,17 @@ int64_t convIgemmMeanReduction(const ConvSpec &s);
 struct ConvIgemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 4;
   int minBlocks = 1; ///< blocks per SM the register budget must allow
+  /// Engine 1 (conv_wgmma.cuh): 128 x bn tiles, two consumer warpgroups (warpsM 8, warpsN
+  /// 1, bk 32) and a producer; stages counts B stages; ciChunk channels per input box (0:
+  /// chosen).
+  bool wgmma = false;
+  int ciChunk = 0;
 };
+
+/// The engine-1 tile for `s` (every kernel of it on the input-box engine), or none when
+/// `s` does not fit it: not TF32, no wgmma target, a strided input walk, or a box too large
+/// for shared memory. whyNot gets the reason.
+std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),
 /// the same for every kernel. Fails when the tile breaks the template's rules (see

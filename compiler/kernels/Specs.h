@@ -32,6 +32,9 @@ struct ConvSpec {
   std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
   bool hasBias = false;
   MathMode math = MathMode::Ffma;
+  /// The target has sm_90a's wgmma: emitConvIgemm may choose the Hopper engine
+  /// (templates/conv_wgmma.cuh) for TF32 convolutions whose input walk has stride 1.
+  bool wgmma = false;
   /// Applied to (accumulator + bias) at each output element (Emit.h: anchor epilogue).
   FunctorBody epilogue;
   /// Write y (slot 3). False when only statistics are wanted (the value is recomputed later).

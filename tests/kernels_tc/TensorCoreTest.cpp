@@ -333,6 +333,47 @@ TEST_P(GemmCompile, NvrtcSm90aAndSm80) {
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, GemmCompile, ::testing::Range(size_t(0), gemmCases().size()));
 
+// Every conv case that fits the input-box wgmma engine compiles on it for sm_90a, on the
+// chosen tile and on every other width and stage count the chooser can pick; cases that do
+// not fit say why.
+class WgmmaConvCompile : public ::testing::TestWithParam<size_t> {};
+TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
+  ConvCase c = convCases()[GetParam()];
+  c.spec.wgmma = true;
+  c.spec.math = MathMode::Tf32;
+  std::string why;
+  auto chosen = convWgmmaTile(c.spec, &why);
+  if (!chosen) {
+    EXPECT_FALSE(why.empty());
+    GTEST_SKIP() << c.spec.kernelName << ": " << why;
+  }
+  auto ks = emitConvIgemm(c.spec);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  EXPECT_EQ(ks->front().templateName, "conv_pack.cuh");
+  for (const KernelSource &k : *ks) {
+    if (k.templateName != "conv_pack.cuh") {
+      EXPECT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.tileConfig;
+    }
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
+  }
+  for (int bn : {64, 128})
+    for (int stages : {3, 6}) {
+      ConvIgemmTile t = *chosen;
+      t.bn = bn;
+      t.stages = stages;
+      auto forced = emitConvIgemm(c.spec, t);
+      if (!forced) { // only a box too large for shared memory is refused
+        std::string e = llvm::toString(forced.takeError());
+        EXPECT_NE(e.find("does not fit shared memory"), std::string::npos) << e;
+        continue;
+      }
+      for (const KernelSource &k : *forced)
+        EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
+    }
+}
+INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
+                         ::testing::Range(size_t(0), convCases().size()));
+
 // Every case that fits the wgmma engine, on every tile the chooser can pick, compiles for
 // sm_90a without spilling.
 class WgmmaGemmCompile : public ::testing::TestWithParam<size_t> {};
@@ -377,6 +418,7 @@ nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> 
                     {"grid", {k.launch.grid[0], k.launch.grid[1], k.launch.grid[2]}},
                     {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
                     {"smem", k.launch.sharedBytes},
+                    {"persistent", k.launch.persistent},
                     {"tile", k.tileConfig},
                     {"workspace", workspaceJson(k)}});
     flops += k.flops;
@@ -456,13 +498,46 @@ TEST(Dump, ForGpuHarness) {
       gemms.push_back(g);
     }
   }
+  // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg);
+  // benchmarked ones also with other widths and B stage counts (suffix _wgt<i>).
+  std::map<std::string, ConvIgemmTile> forcedConvTiles;
+  for (size_t i = 0, e = convs.size(); i < e; ++i) {
+    ConvCase c = convs[i];
+    c.spec.wgmma = true;
+    c.spec.math = MathMode::Tf32;
+    auto chosen = convWgmmaTile(c.spec);
+    if (!chosen || c.spec.kernelName.find("_v") != std::string::npos)
+      continue;
+    std::string name = c.spec.kernelName;
+    c.spec.kernelName = name + "_wg";
+    convs.push_back(c);
+    if (!c.bench)
+      continue;
+    int t = 0;
+    for (int bn : {64, 128})
+      for (int stages : {3, 4, 6}) {
+        ConvIgemmTile forced = *chosen;
+        forced.bn = bn;
+        forced.stages = stages;
+        c.spec.kernelName = name + "_wgt" + std::to_string(t++);
+        forcedConvTiles[c.spec.kernelName] = forced;
+        convs.push_back(c);
+      }
+  }
   auto variant = [](const std::string &name) {
     size_t at = name.rfind("_v");
     return at == std::string::npos ? 0 : std::stoi(name.substr(at + 2));
   };
   for (const ConvCase &c : convs) {
     int v = variant(c.spec.kernelName);
-    auto ks = v ? emitConvIgemm(c.spec, convTiles[v - 1]) : emitConvIgemm(c.spec);
+    auto forced = forcedConvTiles.find(c.spec.kernelName);
+    auto ks = forced != forcedConvTiles.end() ? emitConvIgemm(c.spec, forced->second)
+              : v                             ? emitConvIgemm(c.spec, convTiles[v - 1])
+                                              : emitConvIgemm(c.spec);
+    if (!ks && forced != forcedConvTiles.end()) { // a box too large for these stages
+      llvm::consumeError(ks.takeError());
+      continue;
+    }
     ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
     for (const KernelSource &k : *ks)
       write(k);

@@ -1,0 +1,319 @@
+//===- templates/conv_wgmma.cuh - conv_igemm's sm_90a engine: wgmma on an input tile --===//
+//
+// Engine 1 of conv_igemm.cuh (cfg::kEngine == 1), included by it after its constants. For
+// convolutions whose input walk has stride 1 (direct convolutions of stride 1, transposed
+// ones of stride 1 and the output phases of strided transposed ones), the im2col A tile is
+// never built: a block's 128 output positions lie in one (n, d) plane of the output, so every
+// tap reads them from one box of the input, and the producer warpgroup copies that box once
+// per chunk of kCiChunk input channels (16-byte cp.async where input rows are whole 16-byte
+// pieces, else 4-byte; zero-filled outside the input)
+// instead of gathering a column per (channel, tap). The consumer warpgroups read their A
+// fragments straight from the box (one 4-byte shared load per element, at an offset that is
+// a compile-time constant per tap) into registers and multiply with wgmma.mma_async, A from
+// registers, B (the weights) through matrix descriptors from a ring of 32-deep swizzled
+// stages as in wgmma.cuh.
+//
+// The reduction is ordered for this: chunk c of kCiChunk channels, then k8 step s = tap *
+// (kCiChunk / 8) + sub (eight channels c * kCiChunk + sub * 8 + 0..7 of one tap), steps padded
+// to a multiple of 4 so that each 32-deep B stage holds four whole steps. conv_pack.cuh writes
+// the weight rows in this order (its kChunk); k = (c * stepsPadded + s) * 8 + channel.
+//
+// Box layout per chunk: [kCiChunk][kBoxD][kBoxH][kRowStride] floats, channel stride kCiStride
+// (8 modulo 32, so that a fragment load's 8 rows x 4 channels hit 32 banks). Box plane p, row
+// r, column q hold input (id, ih, iw) = (od + kOff0D + p, hFirst + kOff0H + r, wFirst - kWLead
+// + q), where hFirst / wFirst are the block's first output row / column (wFirst = 0 unless
+// each tile lies in one output row, kRowTiles) and kOff0 = the smallest tap offset per dim.
+// Output (oh, ow) and tap (td, th, tw) read box (pos(td), oh - hFirst + pos(th), ow - wFirst +
+// kWLead + kOff0W + pos(tw)), pos(t) being t * dil (direct) or (k - 1 - t) * dil (transposed).
+//
+// Pipeline: a sequence of items, each one cp.async group of the producer: box c, then the B
+// stages of chunk c, then box c + 1, ... Boxes have two buffers, B stages kStages; each buffer
+// has a full barrier (the 128 producer threads arrive when their copies have landed) and an
+// empty one (the 256 consumer threads arrive when they have read it). The producer publishes
+// item i once item i + kLag is issued, keeping kLag + 1 groups in flight; kLag is bounded so
+// that a buffer's previous item is always published before the producer waits for it to be
+// released (see kLag).
+//
+// Accumulators: consumer warp w (0..7) holds rows 16 w + g (+8), columns 8 i + 2 t (+1), the
+// layout of the mma.sync engine with kWarpsM = 8, kWarpsN = 1, so conv_igemm's epilogue
+// serves both. TF32 only (3xTF32 convolutions keep engine 0).
+//
+// Expects (namespace cfg) besides conv_igemm's constants: kCiChunk, kBoxH, kRowStride,
+// kCiStride, kWLead, kRowTiles.
+//
+//===--------------------------------------------------------------------------------===//
+#pragma once
+
+namespace conv_igemm {
+
+namespace wg {
+
+constexpr bool kOn = cfg::kEngine == 1;
+constexpr int kSub = cfg::kCiChunk / 8;           // k8 steps per tap and chunk
+constexpr int kSteps = kSub * kKVol;              // k8 steps per chunk
+constexpr int kStagesPerChunk = (kSteps + 3) / 4; // 32-deep B stages per chunk
+constexpr int kChunks = (kCinG + cfg::kCiChunk - 1) / cfg::kCiChunk;
+constexpr int kBoxD = (cfg::kKD - 1) * cfg::kDD + 1;
+constexpr int kPlaneStride = cfg::kBoxH * cfg::kRowStride;
+constexpr int kBoxFloats = cfg::kCiChunk * cfg::kCiStride;
+constexpr int kBStage = cfg::kBN * 32;
+constexpr int kTilesPerPlane = (kOutHW + cfg::kBM - 1) / cfg::kBM;
+constexpr int kConsumers = 256;
+// Per dim: the offset of tap t from the output position in input coordinates is
+// off0 + pos(t) (stride 1: transposed in = out + pad - t * dil, direct in = out - pad + t * dil).
+constexpr int kOff0D = cfg::kTransposed ? cfg::kPD - (cfg::kKD - 1) * cfg::kDD : -cfg::kPD;
+constexpr int kOff0H = cfg::kTransposed ? cfg::kPH - (cfg::kKH - 1) * cfg::kDH : -cfg::kPH;
+constexpr int kOff0W = cfg::kTransposed ? cfg::kPW - (cfg::kKW - 1) * cfg::kDW : -cfg::kPW;
+// Publishing lags issuing by kLag items. The producer waits for B stage b - kStages to be
+// released, which the consumers do after they have waited for stage b - kStages + 1, at least
+// kStages - 1 items before b: kLag <= kStages - 2. It waits for box c - 2, released after the
+// last stage of chunk c - 2, kStagesPerChunk + 1 items before box c: kLag <= kStagesPerChunk + 1.
+constexpr int kLagB = cfg::kStages - 2;
+constexpr int kLag = kLagB < kStagesPerChunk + 1 ? (kLagB < 3 ? kLagB : 3) : kStagesPerChunk + 1;
+
+static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsM == 8 && cfg::kWarpsN == 1),
+              "two consumer warpgroups of 64 rows, the epilogue's 8 x 1 warps");
+static_assert(!kOn || cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths");
+static_assert(!kOn || cfg::kMath == sinter::mma::kMathTf32, "TF32 only");
+static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
+                       cfg::kRowStride % 4 == 0 && cfg::kWLead % 4 == 0),
+              "box layout: whole 16-byte pieces, channel stride 8 mod 32");
+static_assert(!kOn || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1), "stride-1 input walk");
+static_assert(!kOn || (cfg::kWLead + kOff0W >= 0 && kLag >= 1), "box origin, pipeline depth");
+static_assert(!kOn || cfg::kPackedB, "B rows in the chunked order of conv_pack.cuh");
+
+/// Box offset of tap t of a dim with k taps and dilation dil (see the header).
+__device__ __forceinline__ constexpr int pos(int t, int k, int dil) {
+  return cfg::kTransposed ? (k - 1 - t) * dil : t * dil;
+}
+
+/// Box offset (floats) of k8 step s of a chunk, for channel t of its eight.
+__device__ __forceinline__ constexpr int stepOffset(int s, int t) {
+  const int tap = s / kSub, sub = s % kSub;
+  const int kd = tap / kKHW, kh = (tap / cfg::kKW) % cfg::kKH, kw = tap % cfg::kKW;
+  return (sub * 8 + t) * cfg::kCiStride + pos(kd, cfg::kKD, cfg::kDD) * kPlaneStride +
+         pos(kh, cfg::kKH, cfg::kDH) * cfg::kRowStride + pos(kw, cfg::kKW, cfg::kDW);
+}
+
+/// Shared memory (floats from the 1 KiB-aligned base): kStages B stages, two boxes, the
+/// barriers (full B, empty B, full box, empty box), then the epilogue's statistics (8 warps x
+/// kBN columns x sum and square, double).
+constexpr int kBoxBase = cfg::kStages * kBStage;
+constexpr int kBarriers = (kBoxBase + 2 * kBoxFloats) * 4; // bytes
+constexpr int kRedBase = kBarriers / 4 + (2 * cfg::kStages + 4) * 2;
+static_assert(kRedBase % 2 == 0, "the statistics are doubles");
+
+// The persistent schedule: block b takes tiles b, b + gridDim.x, ... of kTileCount, each
+// 128 positions of one (n, d) plane x kBN channels of one group (positions fastest, so that
+// the blocks running together share their weight rows in L2).
+constexpr int kPlaneTiles = cfg::kN * cfg::kOutD * kTilesPerPlane;
+constexpr int kNTiles = (kCoutG + cfg::kBN - 1) / cfg::kBN;
+constexpr int kTileCount = kPlaneTiles * kNTiles * cfg::kGroups;
+
+/// One output tile: plane (n * OutD + od), its first position in the plane and the valid
+/// rows, the first output row and column the box is relative to, channels n0.., group grp.
+struct Tile {
+  int plane, start, rows, hFirst, wFirst, n0, grp;
+};
+
+__device__ __forceinline__ Tile tileAt(int t) {
+  Tile tl;
+  const int pt = t % kPlaneTiles, rest = t / kPlaneTiles;
+  tl.n0 = (rest % kNTiles) * cfg::kBN;
+  tl.grp = rest / kNTiles;
+  tl.plane = pt / kTilesPerPlane;
+  tl.start = (pt % kTilesPerPlane) * cfg::kBM;
+  tl.rows = kOutHW - tl.start < cfg::kBM ? kOutHW - tl.start : cfg::kBM;
+  tl.hFirst = tl.start / cfg::kOutW;
+  tl.wFirst = cfg::kRowTiles ? tl.start % cfg::kOutW : 0;
+  return tl;
+}
+
+/// Barrier addresses (shared space) of the ring.
+struct Bars {
+  unsigned fullB, emptyB, fullX, emptyX;
+  __device__ __forceinline__ explicit Bars(unsigned smem0)
+      : fullB(smem0 + kBarriers), emptyB(fullB + cfg::kStages * 8),
+        fullX(emptyB + cfg::kStages * 8), emptyX(fullX + 16) {}
+};
+
+/// Thread 0 initialises the barriers; the caller synchronises the block afterwards.
+__device__ __forceinline__ void initBarriers(const Bars &bars) {
+  namespace sm90 = sinter::sm90;
+  for (int s = 0; s < cfg::kStages; ++s) {
+    sm90::mbarInit(bars.fullB + s * 8, sm90::kProducerThreads);
+    sm90::mbarInit(bars.emptyB + s * 8, kConsumers);
+  }
+  for (int s = 0; s < 2; ++s) {
+    sm90::mbarInit(bars.fullX + s * 8, sm90::kProducerThreads);
+    sm90::mbarInit(bars.emptyX + s * 8, kConsumers);
+  }
+}
+
+/// The producer's copy of box chunk c: 16-byte pieces (4-byte ones where input rows are not
+/// whole pieces), zero outside the input and past Cin/groups.
+__device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &tile, int grp,
+                                        int c, int ptid) {
+  constexpr int kVec = cfg::kInW % 4 == 0 ? 4 : 1;
+  constexpr int kPieces = cfg::kRowStride / kVec;
+  constexpr int kRowsPerCi = kBoxD * cfg::kBoxH;
+  constexpr int kRows = cfg::kCiChunk * kRowsPerCi;
+  constexpr int kThreads = sinter::sm90::kProducerThreads;
+  const int nb = tile.plane / cfg::kOutD, od = tile.plane % cfg::kOutD;
+  const float *xg = x + ((i64)nb * cfg::kCin + (i64)grp * kCinG) * kInVol;
+  // Piece q of box row `row` (channel row / kRowsPerCi, plane and row pr of it).
+  auto copy = [&](int row, int q, int iw, bool wOk) {
+    const int ci = c * cfg::kCiChunk + row / kRowsPerCi, pr = row % kRowsPerCi;
+    const int id = od + kOff0D + pr / cfg::kBoxH;
+    const int ih = tile.hFirst + kOff0H + pr % cfg::kBoxH;
+    const bool ok = wOk && ci < kCinG && id >= 0 && id < cfg::kInD && ih >= 0 && ih < cfg::kInH;
+    float *dst = box + (row / kRowsPerCi) * cfg::kCiStride + pr * cfg::kRowStride + kVec * q;
+    const float *src = ok ? xg + (i64)ci * kInVol + ((i64)id * cfg::kInH + ih) * cfg::kInW + iw : x;
+    if constexpr (kVec == 4)
+      sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
+    else
+      sinter::mma::cpAsync4(dst, src, ok);
+  };
+  if constexpr (kPieces <= kThreads) {
+    // A thread keeps one piece q of every kRowsPerPass-th row: its column test is done once.
+    constexpr int kRowsPerPass = kThreads / kPieces;
+    const int q = ptid % kPieces, sub = ptid / kPieces;
+    if (sub >= kRowsPerPass)
+      return;
+    const int iw = tile.wFirst - cfg::kWLead + kVec * q;
+    const bool wOk = iw >= 0 && iw + kVec <= cfg::kInW;
+#pragma unroll 4
+    for (int row = sub; row < kRows; row += kRowsPerPass)
+      copy(row, q, iw, wOk);
+  } else {
+    for (int i = ptid; i < kRows * kPieces; i += kThreads) {
+      const int q = i % kPieces, iw = tile.wFirst - cfg::kWLead + kVec * q;
+      copy(i / kPieces, q, iw, iw >= 0 && iw + kVec <= cfg::kInW);
+    }
+  }
+}
+
+/// The producer warpgroup (ptid 0..127): every item of every tile of this block, in order.
+/// Items are numbered over the block's whole sequence: chunk C (C / kChunks-th tile of the
+/// block, chunk C % kChunks of it) has items C * kPer (its box) and C * kPer + 1 .. (its B
+/// stages, global stage index C * kStagesPerChunk + r - 1), so the rings and their phases
+/// run on across tiles.
+__device__ __forceinline__ void produce(float *base, const sinter::Buffers b, const Bars &bars,
+                                        int ptid) {
+  namespace sm90 = sinter::sm90;
+  namespace mma = sinter::mma;
+  const float *x = sinter::slot<const float>(b, 0);
+  const float *rows = sinter::slot<const float>(b, cfg::kBSlot) + cfg::kBBase;
+  constexpr int kPer = kStagesPerChunk + 1;
+  const int tiles = blockIdx.x < kTileCount ? (kTileCount - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const int items = tiles * kChunks * kPer;
+  auto issue = [&](int i) {
+    const int cg = i / kPer, r = i % kPer;
+    const Tile tl = tileAt(blockIdx.x + cg / kChunks * gridDim.x);
+    const int c = cg % kChunks;
+    if (r == 0) {
+      if (cg >= 2)
+        sm90::mbarWait(bars.emptyX + (cg & 1) * 8, ((cg >> 1) - 1) & 1);
+      copyBox(base + kBoxBase + (cg & 1) * kBoxFloats, x, tl, tl.grp, c, ptid);
+    } else {
+      const int bi = cg * kStagesPerChunk + r - 1, s = bi % cfg::kStages;
+      if (bi >= cfg::kStages)
+        sm90::mbarWait(bars.emptyB + s * 8, (bi / cfg::kStages - 1) & 1);
+      sm90::copyTileSwizzled<cfg::kBN, cfg::kBRow, kCoutG, cfg::kBRow>(
+          base + s * kBStage, rows + (i64)tl.grp * kCoutG * cfg::kBRow, tl.n0,
+          (i64)(c * kStagesPerChunk + r - 1) * 32, ptid);
+    }
+    mma::cpAsyncCommit();
+  };
+  auto publish = [&](int i) {
+    const int cg = i / kPer, r = i % kPer;
+    if (r == 0) {
+      sm90::mbarArrive(bars.fullX + (cg & 1) * 8); // read by ordinary loads: no proxy fence
+    } else {
+      sm90::fenceProxyAsync();
+      sm90::mbarArrive(bars.fullB + ((cg * kStagesPerChunk + r - 1) % cfg::kStages) * 8);
+    }
+  };
+  for (int i = 0; i < items; ++i) {
+    issue(i);
+    if (i >= kLag) {
+      mma::cpAsyncWait<kLag>();
+      publish(i - kLag);
+    }
+  }
+  mma::cpAsyncWait<0>();
+  for (int i = items > kLag ? items - kLag : 0; i < items; ++i)
+    publish(i);
+}
+
+/// A consumer thread (tid 0..255) multiplies tile tl, whose first chunk is the block's chunk
+/// c0, into acc (rows 16 w + g (+8) of consumer warp w, see the header).
+template <int NI>
+__device__ __forceinline__ void consume(float (&acc)[NI][4], float *base, const Bars &bars,
+                                        const Tile &tl, int c0, int tid) {
+  static_assert(NI == cfg::kBN / 8, "a consumer thread holds 64 x kBN / 128 accumulators");
+  namespace sm90 = sinter::sm90;
+  namespace mma = sinter::mma;
+  const unsigned smem0 = mma::smemAddr(base);
+  const int lane = tid & 31, warp = tid >> 5, t = lane & 3;
+  // This thread's two rows (16 warp + g, +8) as box offsets; rows past the plane read row 0.
+  int rowOff[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    int r = 16 * warp + (lane >> 2) + 8 * h;
+    const int i = tl.start + (r < tl.rows ? r : 0);
+    const int oh = i / cfg::kOutW, ow = i % cfg::kOutW;
+    rowOff[h] = (oh - tl.hFirst) * cfg::kRowStride + ow - tl.wFirst + cfg::kWLead + kOff0W +
+                t * cfg::kCiStride;
+  }
+#pragma unroll
+  for (int i = 0; i < NI; ++i)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      acc[i][r] = 0.f;
+
+  for (int c = 0; c < kChunks; ++c) {
+    const int cg = c0 + c;
+    sm90::mbarWait(bars.fullX + (cg & 1) * 8, (cg >> 1) & 1);
+    const float *box = base + kBoxBase + (cg & 1) * kBoxFloats;
+    const float *r0 = box + rowOff[0], *r1 = box + rowOff[1];
+#pragma unroll
+    for (int g = 0; g < kStagesPerChunk; ++g) {
+      const int bi = cg * kStagesPerChunk + g, s = bi % cfg::kStages;
+      // Fragments of the stage's four steps: rows (r0, r1) x channels (t, t + 4).
+      unsigned a[4][4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int step = g * 4 + j < kSteps ? g * 4 + j : 0;
+        a[j][0] = mma::toTf32Operand(r0[stepOffset(step, 0)]);
+        a[j][1] = mma::toTf32Operand(r1[stepOffset(step, 0)]);
+        a[j][2] = mma::toTf32Operand(r0[stepOffset(step, 4)]);
+        a[j][3] = mma::toTf32Operand(r1[stepOffset(step, 4)]);
+      }
+      if (g == kStagesPerChunk - 1)
+        sm90::mbarArrive(bars.emptyX + (cg & 1) * 8); // the box's last loads are done
+      sm90::mbarWait(bars.fullB + s * 8, (bi / cfg::kStages) & 1);
+      const unsigned bs = smem0 + s * kBStage * 4;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        sm90::fenceOperands(a[j]);
+      sm90::wgmmaFence();
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (g * 4 + j < kSteps)
+          sm90::wgmmaTf32(acc, a[j], sm90::descriptor(bs + j * 32), 1);
+      sm90::wgmmaCommit();
+      sm90::wgmmaWait<1>();
+      if (bi > 0)
+        sm90::mbarArrive(bars.emptyB + ((bi - 1) % cfg::kStages) * 8);
+    }
+    // The next chunk's first fragments take the registers of this chunk's last ones (the
+    // loop over chunks is not unrolled): ptxas serialises every wgmma (C7513) unless they
+    // have completed.
+    sm90::wgmmaWait<0>();
+  }
+}
+
+} // namespace wg
+
+} // namespace conv_igemm
