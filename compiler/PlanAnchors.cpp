@@ -103,9 +103,9 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
                        const std::map<int, int> &slots) {
   if (!igemm)
     return b.launch(emitConvDirect(s), gi, role, s.math, slots);
-  // Convolutions stay on mma.sync on every arch: run by the wgmma engine's producer
-  // warpgroup, the 4-byte im2col gathers bound them and they measured slower on the H200
-  // (docs/kernels-tensorcore.md, "wgmma engine").
+  // On sm_90a (spec.wgmma) emitConvIgemm puts TF32 convolutions whose input walk has stride 1
+  // on the wgmma engine (an input box per channel chunk, no im2col gathers); the rest stay on
+  // mma.sync (docs/kernels-tensorcore.md, "Convolutions on wgmma").
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));

@@ -13,6 +13,8 @@
 #include "compiler/Explain.h"
 #include "ir/Parser.h"
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 using namespace sinter;
@@ -125,6 +127,54 @@ TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
                             "phase 2 of 3, 128x64x32", "3 x 40 rows of", "packed weight rows"})
     EXPECT_NE(text.find(phase), std::string::npos) << phase << "\n" << text;
   EXPECT_NE(text.find("g_k0_conv_transpose_p2"), std::string::npos) << text;
+}
+
+/// The tile descriptions of the conv_igemm kernels of `text` planned for `arch` at
+/// `precision`, and whether each is launched persistently.
+std::vector<std::pair<std::string, bool>> convTiles(const std::string &text, const char *arch,
+                                                    Precision precision = Precision::Auto) {
+  auto graphs = parseSir(text, "t.sir");
+  EXPECT_TRUE(bool(graphs));
+  std::vector<std::pair<std::string, bool>> tiles;
+  if (!graphs)
+    return tiles;
+  auto r = runPipeline(graphs->front(), {precision, arch, false});
+  EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+  if (!r)
+    return tiles;
+  for (const PlannedKernel &k : r->plan.kernels)
+    if (k.source.templateName == "conv_igemm.cuh")
+      tiles.push_back({k.source.tileConfig, k.source.launch.persistent});
+  return tiles;
+}
+
+TEST(ConvTemplateChoice, Sm90aRunsStrideOneTf32ConvolutionsOnTheWgmmaEngine) {
+  const std::string direct = "graph g(%x: f32[2,32,20,24], %w: param f32[64,32,3,3]) { %y = "
+                             "conv(%x, %w) {padding = 1} return %y }";
+  const std::string phased = "graph g(%x: f32[2,64,7,9], %w: param f32[64,128,4,4]) { %y = "
+                             "conv_transpose(%x, %w) {stride = 2, padding = 1} return %y }";
+  const std::string strided = "graph g(%x: f32[2,32,20,24], %w: param f32[64,32,3,3]) { %y = "
+                              "conv(%x, %w) {stride = 2, padding = 1} return %y }";
+  // sm_90a, TF32 (auto): stride-1 walks on the engine, persistent; every phase too.
+  for (const std::string &g : {direct, phased}) {
+    auto tiles = convTiles(g, "sm_90a");
+    ASSERT_FALSE(tiles.empty());
+    for (const auto &[tile, persistent] : tiles) {
+      EXPECT_NE(tile.find("wgmma, 2+1 warpgroups, input box"), std::string::npos) << tile;
+      EXPECT_TRUE(persistent) << tile;
+    }
+  }
+  // A strided direct convolution, 3xTF32 (fp32) and sm_80 stay on mma.sync, not persistent.
+  for (auto [g, arch, precision] : {std::tuple{strided, "sm_90a", Precision::Auto},
+                                    std::tuple{direct, "sm_90a", Precision::Fp32},
+                                    std::tuple{direct, "sm_80", Precision::Auto}}) {
+    auto tiles = convTiles(g, arch, precision);
+    ASSERT_FALSE(tiles.empty());
+    for (const auto &[tile, persistent] : tiles) {
+      EXPECT_EQ(tile.find("wgmma"), std::string::npos) << arch << " " << tile;
+      EXPECT_FALSE(persistent) << tile;
+    }
+  }
 }
 
 } // namespace

@@ -51,6 +51,7 @@ ExecutablePlan samplePlan() {
     k.launch.grid = {3, 2, 1};
     k.launch.block = {256, 1, 1};
     k.launch.sharedBytes = 70000;
+    k.launch.persistent = std::string(name) == "first_kernel";
     k.group = "elementwise chain";
     k.flops = 1234;
     k.bytes = 5678;
@@ -152,6 +153,8 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[1].launch.grid, (std::array<unsigned, 3>{3, 2, 1}));
   EXPECT_EQ(r.kernels[1].launch.block, (std::array<unsigned, 3>{256, 1, 1}));
   EXPECT_EQ(r.kernels[1].launch.sharedBytes, 70000u);
+  EXPECT_TRUE(r.kernels[0].launch.persistent);
+  EXPECT_FALSE(r.kernels[1].launch.persistent);
   EXPECT_EQ(r.kernels[1].flops, 1234);
   EXPECT_EQ(r.kernels[1].bytes, 5678);
   ASSERT_EQ(r.steps.size(), 3u);
