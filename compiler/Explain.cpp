@@ -194,9 +194,10 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
       os << "; " << opShapeSummary(g, g.ops[grp.norm]);
     if (grp.reduce >= 0)
       os << "; " << opShapeSummary(g, g.ops[grp.reduce]);
-    os << "\n      grid " << triple(k.source.launch.grid) << " block "
-       << triple(k.source.launch.block) << " dynamic smem " << k.source.launch.sharedBytes
-       << " B\n";
+    os << "\n      grid " << triple(k.source.launch.grid)
+       << (k.source.launch.persistent ? " tiles, persistent (at most one block per SM)" : "")
+       << " block " << triple(k.source.launch.block) << " dynamic smem "
+       << k.source.launch.sharedBytes << " B\n";
   }
 
   if (options.why) {

@@ -68,8 +68,9 @@ constexpr int kOff0W = cfg::kTransposed ? cfg::kPW - (cfg::kKW - 1) * cfg::kDW :
 // released, which the consumers do after they have waited for stage b - kStages + 1, at least
 // kStages - 1 items before b: kLag <= kStages - 2. It waits for box c - 2, released after the
 // last stage of chunk c - 2, kStagesPerChunk + 1 items before box c: kLag <= kStagesPerChunk + 1.
-constexpr int kLagB = cfg::kStages - 2;
-constexpr int kLag = kLagB < kStagesPerChunk + 1 ? (kLagB < 3 ? kLagB : 3) : kStagesPerChunk + 1;
+// At most 3 (4 groups, about 64 KiB, in flight per block).
+constexpr int smaller(int a, int b) { return a < b ? a : b; }
+constexpr int kLag = smaller(smaller(cfg::kStages - 2, kStagesPerChunk + 1), 3);
 
 static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsM == 8 && cfg::kWarpsN == 1),
               "two consumer warpgroups of 64 rows, the epilogue's 8 x 1 warps");

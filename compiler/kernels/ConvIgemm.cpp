@@ -446,9 +446,21 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
     return no(why);
   const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
   ConvIgemmTile t{kWgRows, coutG <= 64 ? 64 : 128, 32, 8, 1, 4, 1, true, 8};
+  llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
+  // The kernel indexes its tiles with 32-bit integers.
+  for (const KernelShape &k : shapes)
+    if (s.N * k.out[0] * ((k.out[1] * k.out[2] + kWgRows - 1) / kWgRows) *
+            ((coutG + t.bn - 1) / t.bn) * s.groups >
+        std::numeric_limits<int>::max())
+      return no("too many output tiles for 32-bit tile indices");
+  auto fits = [&](const ConvIgemmTile &c) {
+    for (const KernelShape &k : shapes)
+      if (wgmmaSharedBytes(c, wgmmaBox(s, k)) > kSmemLimit)
+        return false;
+    return true;
+  };
   // The chunk that pads the reduction least (steps padded to whole stages, channels to the
   // chunk), the smaller on ties; deeper B rings when shared memory allows.
-  llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   int64_t best = std::numeric_limits<int64_t>::max();
   for (int chunk : {8, 16, 32}) {
     if (chunk > roundUp(cinG, 8))
@@ -458,10 +470,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       steps += (cinG + chunk - 1) / chunk * wgmmaPaddedSteps(chunk, volume(k.kernel));
     ConvIgemmTile c = t;
     c.ciChunk = chunk;
-    bool fits = true;
-    for (const KernelShape &k : shapes)
-      fits &= wgmmaSharedBytes(c, wgmmaBox(s, k)) <= kSmemLimit;
-    if (fits && steps < best) {
+    if (fits(c) && steps < best) {
       best = steps;
       t.ciChunk = chunk;
     }
@@ -471,10 +480,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   for (int stages : {6, 5}) {
     ConvIgemmTile c = t;
     c.stages = stages;
-    bool fits = true;
-    for (const KernelShape &k : shapes)
-      fits &= wgmmaSharedBytes(c, wgmmaBox(s, k)) <= kSmemLimit;
-    if (fits) {
+    if (fits(c)) {
       t.stages = stages;
       break;
     }

@@ -205,8 +205,10 @@ llvm::Error cmdShow(const Common &c, const std::string &prefix, bool source) {
   line("nvrtc", e.nvrtcVersion);
   line("codegen", e.codegenVersion);
   line("options", llvm::join(e.options, " "));
-  line("launch", "grid " + triple(e.launch.grid) + " block " + triple(e.launch.block) +
-                     " dynamic smem " + std::to_string(e.launch.sharedBytes) + " B");
+  line("launch", "grid " + triple(e.launch.grid) +
+                     (e.launch.persistent ? " tiles, persistent (at most one block per SM)" : "") +
+                     " block " + triple(e.launch.block) + " dynamic smem " +
+                     std::to_string(e.launch.sharedBytes) + " B");
   line("registers", reported(e.resources.registers, ""));
   line("static smem", reported(e.resources.sharedBytes, " B"));
   line("spill stores", reported(e.resources.spillStoreBytes, " B"));
