@@ -341,7 +341,9 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // Engine 1 runs every kernel of the convolution or none (they share the pack kernel's
   // row order).
-  std::optional<ConvTile> wgmma = tile ? std::optional<ConvTile>() : convWgmmaTile(s);
+  // On a wgmma target, why a convolution stays on mma.sync is part of its tile description.
+  std::string whyNotWgmma;
+  std::optional<ConvTile> wgmma = tile ? std::optional<ConvTile>() : convWgmmaTile(s, &whyNotWgmma);
   if (tile && tile->wgmma) {
     wgmma = *tile;
     if (wgmma->ciChunk == 0)
@@ -385,6 +387,8 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
       return k.takeError();
     if (rows.packed && !direct)
       k->workspace.push_back(kernels.front().workspace.front());
+    if (s.wgmma && !wgmma && !tile)
+      k->tileConfig += " (not wgmma: " + whyNotWgmma + ")";
     kernels.push_back(std::move(*k));
   }
   return kernels;

@@ -171,10 +171,20 @@ TEST(ConvTemplateChoice, Sm90aRunsStrideOneTf32ConvolutionsOnTheWgmmaEngine) {
     auto tiles = convTiles(g, arch, precision);
     ASSERT_FALSE(tiles.empty());
     for (const auto &[tile, persistent] : tiles) {
-      EXPECT_EQ(tile.find("wgmma"), std::string::npos) << arch << " " << tile;
+      EXPECT_EQ(tile.find("wgmma, "), std::string::npos) << arch << " " << tile;
       EXPECT_FALSE(persistent) << tile;
     }
   }
+  // On sm_90a the tile says why a convolution stays on mma.sync.
+  auto tiles = convTiles(strided, "sm_90a");
+  ASSERT_FALSE(tiles.empty());
+  EXPECT_NE(tiles[0].first.find("(not wgmma: a strided direct convolution"), std::string::npos)
+      << tiles[0].first;
+  tiles = convTiles(direct, "sm_90a", Precision::Fp32);
+  ASSERT_FALSE(tiles.empty());
+  EXPECT_NE(tiles[0].first.find("(not wgmma: 3xTF32 convolutions stay on mma.sync)"),
+            std::string::npos)
+      << tiles[0].first;
 }
 
 } // namespace
