@@ -523,8 +523,9 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
       }
       if constexpr (cfg::kAccumulateStats) {
         if (oneImage) {
-          // Reduce over the 8 row lanes (g) of the warp into shared memory (the pipeline
-          // buffers are free now); the warps along M are summed below.
+          // Reduce over the 8 row lanes (g) of the warp into `red` (engine 0: the pipeline
+          // buffers, free by now; engine 1: its own region); the warps along M are summed
+          // below.
           double s = colSum, q = colSq;
 #pragma unroll
           for (int o = 4; o < 32; o <<= 1) {
