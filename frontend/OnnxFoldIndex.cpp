@@ -6,6 +6,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "frontend/OnnxFold.h"
+#include "frontend/OnnxLowerUtil.h"
 
 #include "ir/Error.h"
 #include "onnx.pb.h"
@@ -166,23 +167,10 @@ llvm::Expected<bool> Folder::slice() {
 llvm::Expected<bool> Folder::transpose() {
   const ConstTensor &x = in(0);
   size_t rank = x.shape.size();
-  auto permAttr = c.getInts("perm");
-  if (!permAttr)
-    return permAttr.takeError();
-  IntList perm;
-  if (*permAttr)
-    perm = **permAttr;
-  else
-    for (size_t i = 0; i < rank; ++i)
-      perm.push_back(int64_t(rank - 1 - i));
-  llvm::SmallVector<bool, 8> seen(rank, false);
-  if (perm.size() != rank)
-    return c.fail("perm " + shapeStr(perm) + " does not match rank " + llvm::Twine(rank));
-  for (int64_t p : perm) {
-    if (p < 0 || size_t(p) >= rank || seen[size_t(p)])
-      return c.fail("invalid perm " + shapeStr(perm));
-    seen[size_t(p)] = true;
-  }
+  auto permOr = lowering::transposePerm(c, rank);
+  if (!permOr)
+    return permOr.takeError();
+  const IntList &perm = *permOr;
   Shape shape;
   for (int64_t p : perm)
     shape.push_back(x.shape[size_t(p)]);

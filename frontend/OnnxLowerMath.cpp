@@ -11,6 +11,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "frontend/OnnxImporter.h"
+#include "frontend/OnnxLowerUtil.h"
 
 #include "onnx.pb.h"
 
@@ -390,28 +391,18 @@ llvm::Error lowerTranspose(NodeCtx &c) {
   if (!x)
     return x.takeError();
   const Shape &in = c.type(*x).shape;
-  auto permAttr = c.getInts("perm");
-  if (!permAttr)
-    return permAttr.takeError();
-  IntList perm;
-  if (*permAttr)
-    perm = **permAttr;
-  else
-    for (size_t i = 0; i < in.size(); ++i)
-      perm.push_back(int64_t(in.size() - 1 - i));
-  if (perm.size() != in.size())
-    return c.fail("perm " + shapeStr(perm) + " does not match rank " + llvm::Twine(in.size()));
+  auto perm = lowering::transposePerm(c, in.size());
+  if (!perm)
+    return perm.takeError();
   // Moving only dims of size 1 keeps the elements in order: that is a reshape.
   Shape out;
   int64_t last = -1;
-  for (int64_t p : perm) {
-    if (p < 0 || size_t(p) >= in.size())
-      return c.fail("invalid perm " + shapeStr(perm));
+  for (int64_t p : *perm) {
     out.push_back(in[size_t(p)]);
     if (in[size_t(p)] == 1)
       continue;
     if (p < last)
-      return c.fail("a transpose that moves data (perm " + shapeStr(perm) + " of " + shapeStr(in) +
+      return c.fail("a transpose that moves data (perm " + shapeStr(*perm) + " of " + shapeStr(in) +
                     ") is not supported");
     last = p;
   }

@@ -40,6 +40,29 @@ inline bool constEquals(const ConstTensor *t, double v) {
   return true;
 }
 
+/// Transpose's `perm` for an input of rank `rank` (default: the dims reversed), checked to be
+/// a permutation of 0 .. rank - 1.
+inline llvm::Expected<IntList> transposePerm(NodeCtx &c, size_t rank) {
+  auto attr = c.getInts("perm");
+  if (!attr)
+    return attr.takeError();
+  IntList perm;
+  if (*attr)
+    perm = **attr;
+  else
+    for (size_t i = 0; i < rank; ++i)
+      perm.push_back(int64_t(rank - 1 - i));
+  if (perm.size() != rank)
+    return c.fail("perm " + shapeStr(perm) + " does not match rank " + llvm::Twine(rank));
+  llvm::SmallVector<bool, 8> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || size_t(p) >= rank || seen[size_t(p)])
+      return c.fail("invalid perm " + shapeStr(perm));
+    seen[size_t(p)] = true;
+  }
+  return perm;
+}
+
 /// A per-spatial-dim int list attribute with `nd` entries (default `dflt` each).
 inline llvm::Expected<IntList> spatialInts(NodeCtx &c, llvm::StringRef name, unsigned nd,
                                            int64_t dflt, unsigned perDim = 1) {

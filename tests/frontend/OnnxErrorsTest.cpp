@@ -64,6 +64,17 @@ TEST_F(OnnxErrors, DataMovingTransposeIsNotSupported) {
                                   "(perm [1,0] of [2,3]) is not supported");
 }
 
+TEST_F(OnnxErrors, TransposePermThatRepeatsADimIsRefused) {
+  // Only size-1 dims: without the permutation check this passed through as a reshape.
+  B b;
+  b.input("x", {1, 1});
+  b.node("Relu", {"x"}, {"r"});
+  auto &t = b.node("Transpose", {"r"}, {"y"}, "t");
+  B::attrInts(t, "perm", {0, 0});
+  b.output("y");
+  EXPECT_EQ(importError(b), m() + ": node 't' (Transpose, opset 20): invalid perm [0,0]");
+}
+
 TEST_F(OnnxErrors, OpNewerThanTheModelsOpset) {
   B b(17);
   b.input("x", {2, 3});
