@@ -19,6 +19,7 @@
 #include "compiler/PlanBuilder.h"
 #include "compiler/kernels/ConvDirect.h"
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvMma.h"
 #include "compiler/kernels/Gemm.h"
 #include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
@@ -72,9 +73,30 @@ bool useIgemm(const ConvSpec &s) {
   return convIgemmSupports(s, &why);
 }
 
-/// Sustained rates the recompute decision uses: the direct conv template reaches about 30
-/// TFLOP/s of FFMA on H100/H200 (docs/kernels-direct.md), DRAM about 3 TB/s.
+/// Below this share of useful products (ConvMma.h) a direct convolution stays on FFMA: a
+/// depthwise convolution fills 1/8 of each n8 tile and is memory-bound either way.
+constexpr double kMinMmaUsefulShare = 0.3;
+
+/// Whether the target has TF32 mma.sync (sm_80 and later).
+bool hasTf32Mma(llvm::StringRef arch) {
+  unsigned v = 0;
+  return arch.consume_front("sm_") && !arch.take_while(llvm::isDigit).getAsInteger(10, v) &&
+         v >= 80;
+}
+
+/// A convolution that conv_igemm does not take runs direct: on conv_mma's TF32 tensor cores
+/// where the precision allows TF32 and the target has them, else in FFMA.
+bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
+  return o.precision != Precision::Fp32 && hasTf32Mma(o.arch) && convMmaSupports(s, nullptr) &&
+         convMmaUsefulShare(s) >= kMinMmaUsefulShare;
+}
+
+/// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30
+/// TFLOP/s on H100/H200 (docs/kernels-direct.md); conv_mma, counting its padded products,
+/// 35 on S2's statistics pass, where the per-element epilogue (GELU, statistics) and not the
+/// products set the time (docs/kernels-direct.md, "conv_mma"); DRAM about 3 TB/s.
 constexpr double kDirectConvFlopsPerSecond = 25e12;
+constexpr double kDirectMmaFlopsPerSecond = 35e12;
 constexpr double kDramBytesPerSecond = 3e12;
 
 /// Whether running the anchor a second time (and normalising in its epilogue) is cheaper
@@ -87,13 +109,18 @@ bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t y
                  double(s.Cin / s.groups) * double(kvol);
   if (s.transposed)
     flops /= double(s.stride[0] * s.stride[1] * s.stride[2]);
-  double again = std::max(flops / kDirectConvFlopsPerSecond, xBytes / kDramBytesPerSecond);
+  double rate = kDirectConvFlopsPerSecond;
+  if (s.math == MathMode::Tf32) {
+    flops /= convMmaUsefulShare(s);
+    rate = kDirectMmaFlopsPerSecond;
+  }
+  double again = std::max(flops / rate, xBytes / kDramBytesPerSecond);
   return again < 2.0 * yBytes / kDramBytesPerSecond;
 }
 
-MathMode convMath(bool igemm, Precision p) {
+MathMode convMath(bool igemm, bool directMma, Precision p) {
   if (!igemm)
-    return MathMode::Ffma;
+    return directMma ? MathMode::Tf32 : MathMode::Ffma;
   return p == Precision::Fp32 ? MathMode::Tf32x3 : MathMode::Tf32;
 }
 
@@ -167,7 +194,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = b.options.arch == "sm_90a";
   bool igemm = useIgemm(spec);
-  spec.math = convMath(igemm, b.options.precision);
+  spec.math = convMath(igemm, !igemm && useDirectMma(spec, b.options), b.options.precision);
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);
   SlotMap extra(8);

@@ -57,6 +57,12 @@ __device__ __forceinline__ void cpAsync4(void *smem, const void *gmem, bool vali
                "r"(valid ? 4 : 0));
 }
 
+/// Copy 8 bytes global -> shared asynchronously (both 8-byte aligned); zero-fill as cpAsync4.
+__device__ __forceinline__ void cpAsync8(void *smem, const void *gmem, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
+               "r"(valid ? 8 : 0));
+}
+
 /// Copy 16 bytes global -> shared asynchronously (both 16-byte aligned), bypassing L1;
 /// `bytes` < 16 reads that many and zero-fills the rest.
 __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {

@@ -13,6 +13,7 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvDirect.h"
+#include "compiler/kernels/ConvMma.h"
 
 #include "ir/Error.h"
 
@@ -54,14 +55,14 @@ int64_t outputSize(const ConvSpec &s, int d) {
   return (s.in[d] + 2 * s.padding[d] - span - 1) / s.stride[d] + 1;
 }
 
-llvm::Error check(const ConvSpec &s) {
+} // namespace
+
+llvm::Error checkDirectConvSpec(const ConvSpec &s) {
   auto fail = [&](const llvm::Twine &why) { return makeError(s.kernelName + ": " + why); };
   if (s.kernelName.empty())
     return makeError("conv_direct: empty kernel name");
   if (s.spatialDims < 1 || s.spatialDims > 3)
     return fail("conv_direct supports 1 to 3 spatial dims, got " + llvm::Twine(s.spatialDims));
-  if (s.math != MathMode::Ffma)
-    return fail("conv_direct computes in plain fp32 FMA only");
   if (s.N < 1 || s.Cin < 1 || s.Cout < 1 || s.groups < 1)
     return fail("sizes and groups must be positive");
   if (s.Cin % s.groups || s.Cout % s.groups)
@@ -89,6 +90,8 @@ llvm::Error check(const ConvSpec &s) {
     return fail("an H*W plane exceeds 2^31 elements");
   return llvm::Error::success();
 }
+
+namespace {
 
 struct Tiling {
   int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0;
@@ -255,10 +258,14 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s) {
 }
 
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectTuning &tuning) {
-  if (llvm::Error err = check(s))
+  if (s.math == MathMode::Tf32)
+    return emitConvMma(s);
+  if (llvm::Error err = checkDirectConvSpec(s))
     return err;
+  if (s.math != MathMode::Ffma)
+    return makeError(s.kernelName + ": conv_direct computes in fp32 FMA or, on conv_mma, TF32");
   Tiling t = chooseTiling(s, tuning);
-  int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
+  int64_t cinG = s.Cin / s.groups;
   int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
   int64_t spatialThreads = s.out[0] * t.hBlocks * t.wBlocks;
@@ -273,25 +280,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
     return makeError(s.kernelName + ": conv_direct grid too large");
 
   PrologueWriter w(s.kernelName, "conv_direct.cuh");
-  w.constantBool("kTransposed", s.transposed);
-  w.constant("kN", s.N);
-  w.constant("kCin", s.Cin);
-  w.constant("kCout", s.Cout);
-  w.constant("kCinG", cinG);
-  w.constant("kCoutG", coutG);
-  static const char *dimNames[3] = {"D", "H", "W"};
-  for (int d = 0; d < 3; ++d) {
-    std::string n = dimNames[d];
-    w.constant("kI" + n, s.in[d]);
-    w.constant("kO" + n, s.out[d]);
-    w.constant("kK" + n, s.kernel[d]);
-    w.constant("kS" + n, s.stride[d]);
-    w.constant("kPad" + n, s.padding[d]);
-    w.constant("kD" + n, s.dilation[d]);
-  }
-  w.constantBool("kHasBias", s.hasBias);
-  w.constantBool("kStoreOutput", s.storeOutput);
-  w.constantBool("kAccStats", s.accumulateStats);
+  writeDirectConvShape(w, s);
   w.constantBool("kWeightsShared", weightsShared);
   w.constantBool("kPipeline", prefetch);
   w.constant("kThreads", threads);
@@ -326,6 +315,35 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
                  " threads" + (prefetch ? ", prefetching" : "") + (t.vecX ? ", float2 rows" : "") +
                  (t.clampTiles ? ", clamped edge tiles" : "") + ", weights in " +
                  (weightsShared ? "shared memory" : "L1");
+  setDirectConvCost(s, k);
+  return k;
+}
+
+void writeDirectConvShape(PrologueWriter &w, const ConvSpec &s) {
+  w.constantBool("kTransposed", s.transposed);
+  w.constant("kN", s.N);
+  w.constant("kCin", s.Cin);
+  w.constant("kCout", s.Cout);
+  w.constant("kCinG", s.Cin / s.groups);
+  w.constant("kCoutG", s.Cout / s.groups);
+  static const char *dimNames[3] = {"D", "H", "W"};
+  for (int d = 0; d < 3; ++d) {
+    std::string n = dimNames[d];
+    w.constant("kI" + n, s.in[d]);
+    w.constant("kO" + n, s.out[d]);
+    w.constant("kK" + n, s.kernel[d]);
+    w.constant("kS" + n, s.stride[d]);
+    w.constant("kPad" + n, s.padding[d]);
+    w.constant("kD" + n, s.dilation[d]);
+  }
+  w.constantBool("kHasBias", s.hasBias);
+  w.constantBool("kStoreOutput", s.storeOutput);
+  w.constantBool("kAccStats", s.accumulateStats);
+}
+
+void setDirectConvCost(const ConvSpec &s, KernelSource &k) {
+  int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
+  int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   int64_t inSpatial = s.in[0] * s.in[1] * s.in[2], outSpatial = s.out[0] * s.out[1] * s.out[2];
   // Every (input, tap) or (output, tap) pair is one FMA, ignoring taps that fall off the edge.
   k.flops = s.transposed ? 2.0 * s.N * s.Cin * inSpatial * coutG * taps
@@ -338,7 +356,6 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,
                            "per-(n,c) sum and sum of squares (double)"});
   }
-  return k;
 }
 
 } // namespace sinter

@@ -16,11 +16,23 @@
 
 namespace sinter {
 
-/// The conv_direct kernel for `s`. Launch: grid (spatial chunks, groups * channel blocks, N),
-/// block cfg::kThreads, no dynamic shared memory. When s.accumulateStats, slot 4 must hold
-/// zeroed double[N * Cout * 2] (listed in the result's workspace). Fails, naming the kernel,
-/// when the spec is inconsistent (sizes that do not follow from the attributes, groups not
-/// dividing the channels) or when s.math is not Ffma.
+/// Checks what every direct convolution template needs of `s` (ranks, sizes that follow from
+/// the attributes, groups dividing the channels, grid limits); the error names the kernel.
+llvm::Error checkDirectConvSpec(const ConvSpec &s);
+
+/// The prologue constants of a direct convolution's shape that conv_direct.cuh and
+/// conv_mma.cuh share (kTransposed, channel counts, per-dim sizes and attributes, kHasBias,
+/// kStoreOutput, kAccStats).
+void writeDirectConvShape(PrologueWriter &w, const ConvSpec &s);
+
+/// Useful FLOPs, fewest bytes and the statistics workspace of a direct convolution kernel.
+void setDirectConvCost(const ConvSpec &s, KernelSource &k);
+
+/// The conv_direct kernel for `s` (s.math Ffma), or conv_mma's (s.math Tf32, ConvMma.h). Launch:
+/// grid (spatial chunks, groups * channel blocks, N), block cfg::kThreads, no dynamic shared
+/// memory. When s.accumulateStats, slot 4 must hold zeroed double[N * Cout * 2] (listed in the
+/// result's workspace). Fails, naming the kernel, when the spec is inconsistent (sizes that do not
+/// follow from the attributes, groups not dividing the channels) or when s.math is Tf32x3.
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s);
 
 /// Overrides of the register blocking, for benchmarks that compare blockings (0: the

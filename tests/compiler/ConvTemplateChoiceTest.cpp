@@ -102,16 +102,27 @@ TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
 }
 
 TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
-  // 16 channels, 32 * 9 = 288 reduction terms: direct. On an H200 the 16- and 32-wide
-  // tensor-core tiles lost 1.4-1.6x on four corpus graphs of 16-channel groups.
-  EXPECT_EQ(summarize("graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param "
-                      "f32[16]) { %y = conv(%x, %w, %b) {padding = 1} return %y }"),
-            "group anchor+epilogue: conv\n"
-            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y\n");
+  // 16 channels, 32 * 9 = 288 reduction terms: direct, on conv_mma's TF32 mma.sync under
+  // the auto precision. On an H200 conv_igemm's 16- and 32-wide tiles lost 1.4-1.6x on
+  // four corpus graphs of 16-channel groups.
+  const char *sixteen = "graph g(%x: f32[2,32,9,11], %w: param f32[16,32,3,3], %b: param "
+                        "f32[16]) { %y = conv(%x, %w, %b) {padding = 1} return %y }";
+  EXPECT_EQ(summarize(sixteen), "group anchor+epilogue: conv\n"
+                                "  launch conv_mma.cuh (anchor + epilogue) 0=x 1=w 2=b 3=y\n");
   // S1's shape of group: 24 channels, 3 * 27 = 81 terms (three k steps) stays direct.
   EXPECT_EQ(summarize("graph g(%x: f32[2,3,6,7,8], %w: param f32[24,3,3,3,3]) { %y = conv(%x, "
                       "%w) return %y }"),
             "group anchor+epilogue: conv\n"
+            "  launch conv_mma.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  // Depthwise: one channel per group fills 1/8 of an n8 tile and 9/16 of two k8 steps, so
+  // it stays on FFMA; so does a strided transposed convolution (no conv_mma walk).
+  EXPECT_EQ(summarize("graph g(%x: f32[2,8,9,11], %w: param f32[8,1,3,3]) { %y = conv(%x, %w) "
+                      "{groups = 8} return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  EXPECT_EQ(summarize("graph g(%x: f32[2,8,9,11], %w: param f32[8,8,3,3]) { %y = "
+                      "conv_transpose(%x, %w) {stride = 2} return %y }"),
+            "group anchor+epilogue: conv_transpose\n"
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
 }
 

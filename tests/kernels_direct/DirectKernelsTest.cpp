@@ -10,6 +10,7 @@
 #include "Cases.h"
 
 #include "compiler/kernels/ConvDirect.h"
+#include "compiler/kernels/ConvMma.h"
 #include "compiler/kernels/Norm.h"
 #include "templates/Templates.h"
 
@@ -204,11 +205,104 @@ TEST(ConvDirect, RejectsBadSpecs) {
             "and attributes");
   s = conv("tf32", false, 1, 1, 4, 4, 1, {1, 1, 8}, {1, 1, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
            {0, 0, 0}, false);
-  s.math = MathMode::Tf32;
-  EXPECT_EQ(errorOf(emitConvDirect(s)), "tf32: conv_direct computes in plain fp32 FMA only");
+  s.math = MathMode::Tf32x3;
+  EXPECT_EQ(errorOf(emitConvDirect(s)),
+            "tf32: conv_direct computes in fp32 FMA or, on conv_mma, TF32");
   s.math = MathMode::Ffma;
   s.in[1] = 2;
   EXPECT_EQ(errorOf(emitConvDirect(s)), "tf32: unused spatial dim 1 must have size 1");
+}
+
+TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
+  // TF32 direct convolutions go to conv_mma (through emitConvDirect, as the planner calls
+  // it); the chosen tiles never spill, nor do the forced ones the GPU harness checks.
+  int supported = 0;
+  auto check = [&](const ConvSpec &s, const KernelSource &k) {
+    EXPECT_NE(k.source.find("#include \"conv_mma.cuh\""), std::string::npos) << s.kernelName;
+    EXPECT_EQ(k.launch.grid[1], unsigned(s.groups)) << s.kernelName;
+    EXPECT_EQ(k.launch.grid[2], unsigned(s.N)) << s.kernelName;
+    EXPECT_LE(k.launch.sharedBytes, 48u * 1024) << s.kernelName;
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      NvrtcResult r = compile(k, arch);
+      EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
+      EXPECT_EQ(spillBytes(r.log), 0) << s.kernelName << " for " << arch << ":\n" << r.log;
+    }
+  };
+  for (const ConvCase &c : convCases()) {
+    ConvSpec s = c.spec;
+    s.math = MathMode::Tf32;
+    if (!convMmaSupports(s, nullptr))
+      continue;
+    ++supported;
+    check(s, emitOrFail(emitConvDirect(s)));
+  }
+  // All but the 7 strided transposed convolutions and 64 input channels x 27 taps.
+  EXPECT_EQ(supported, 14);
+  for (const MmaVariant &v : mmaVariants())
+    for (const ConvCase &c : convCases()) {
+      if (c.spec.kernelName != v.base)
+        continue;
+      ConvSpec s = c.spec;
+      s.math = MathMode::Tf32;
+      KernelSource k = emitOrFail(emitConvMma(s, v.tile));
+      EXPECT_EQ(constantOf(k, "kTileLoop"), v.tile.tileLoop) << s.kernelName;
+      EXPECT_EQ(k.launch.block[0], 32u * v.tile.warps) << s.kernelName;
+      check(s, k);
+    }
+}
+
+TEST(ConvMma, TilesCoverTheOutputAndLoopOnlyOnLargeGrids) {
+  for (const ConvCase &c : convCases()) {
+    ConvSpec s = c.spec;
+    s.math = MathMode::Tf32;
+    if (!convMmaSupports(s, nullptr))
+      continue;
+    ConvMmaTile t = chooseConvMmaTile(s);
+    KernelSource k = emitOrFail(emitConvMma(s));
+    EXPECT_EQ(t.tw % 16, 0) << s.kernelName;
+    // Four warps, except on 1-D outputs too short for four m16 tiles.
+    EXPECT_TRUE(t.warps == 4 || (s.spatialDims == 1 && s.out[2] < 64)) << s.kernelName;
+    int64_t tiles =
+        int64_t(constantOf(k, "kTilesD")) * constantOf(k, "kTilesH") * constantOf(k, "kTilesW");
+    EXPECT_GE(int64_t(constantOf(k, "kTilesW")) * t.tw, s.out[2]) << s.kernelName;
+    EXPECT_GE(int64_t(constantOf(k, "kTilesH")) * t.th, s.out[1]) << s.kernelName;
+    EXPECT_GE(int64_t(constantOf(k, "kTilesD")) * t.td, s.out[0]) << s.kernelName;
+    EXPECT_EQ(int64_t(k.launch.grid[0]), (tiles + t.tileLoop - 1) / t.tileLoop) << s.kernelName;
+    // The small cases have few blocks: one tile each. S2 (a million tiles) loops.
+    EXPECT_EQ(t.tileLoop > 1, c.workload || s.kernelName == "s2_convt2d_gelu_norm") << s.kernelName;
+  }
+}
+
+TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
+  std::string why;
+  ConvSpec s = conv("t_s2", true, 2, 1, 8, 8, 1, {1, 9, 9}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
+                    {1, 1, 1}, {0, 0, 0}, false);
+  s.math = MathMode::Tf32;
+  EXPECT_FALSE(convMmaSupports(s, &why));
+  EXPECT_EQ(why, "strided transposed convolution (its output phases walk the input apart)");
+  EXPECT_EQ(errorOf(emitConvDirect(s)),
+            "t_s2: conv_mma cannot run this convolution: strided transposed convolution (its "
+            "output phases walk the input apart)");
+  s = conv("wide", false, 2, 1, 8, 72, 1, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
+           {0, 0, 0}, false);
+  EXPECT_FALSE(convMmaSupports(s, &why));
+  EXPECT_EQ(why, "more than 64 output channels per group");
+  s = conv("deep", false, 3, 1, 64, 16, 1, {1, 6, 6}, {3, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1},
+           {0, 0, 0}, false);
+  EXPECT_FALSE(convMmaSupports(s, &why));
+  EXPECT_EQ(why, "the group's weights exceed 32 KiB of fragments");
+  s = conv("ffma", false, 1, 1, 4, 4, 1, {1, 1, 8}, {1, 1, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
+           {0, 0, 0}, false);
+  EXPECT_EQ(errorOf(emitConvMma(s)), "ffma: conv_mma computes in TF32 only");
+  s.math = MathMode::Tf32;
+  EXPECT_EQ(errorOf(emitConvMma(s, {1, 1, 24, 4, 1})),
+            "ffma: conv_mma tile 1x1x24 does not split into 4 warps of whole m16 tiles");
+  // Useful share: S2's 8x8 groups fill every tile; a depthwise convolution 1/8 of N and 9/16
+  // of K.
+  EXPECT_DOUBLE_EQ(convMmaUsefulShare(convCases()[19].spec), 1.0);
+  ConvSpec dw = conv("dw", false, 2, 1, 8, 8, 8, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+                     {1, 1, 1}, {0, 0, 0}, false);
+  EXPECT_DOUBLE_EQ(convMmaUsefulShare(dw), 1.0 / 8 * 9.0 / 16);
 }
 
 TEST(Norm, EveryCaseCompilesForHopperAndAmpere) {

@@ -8,6 +8,7 @@
 #include "../Cases.h"
 
 #include "compiler/kernels/ConvDirect.h"
+#include "compiler/kernels/ConvMma.h"
 #include "compiler/kernels/Norm.h"
 
 #include <nlohmann/json.hpp>
@@ -22,8 +23,27 @@ using namespace sinter::direct_cases;
 namespace {
 
 nlohmann::json launchJson(const KernelSource &k) {
-  return {{"name", k.name},   {"grid", k.launch.grid}, {"block", k.launch.block},
-          {"flops", k.flops}, {"bytes", k.bytes},      {"tile", k.tileConfig}};
+  return {{"name", k.name},
+          {"grid", k.launch.grid},
+          {"block", k.launch.block},
+          {"flops", k.flops},
+          {"bytes", k.bytes},
+          {"tile", k.tileConfig},
+          {"shared", k.launch.sharedBytes}};
+}
+
+nlohmann::json convJson(const KernelSource &k, const ConvCase &c) {
+  const ConvSpec &s = c.spec;
+  nlohmann::json j = launchJson(k);
+  j["kind"] = "conv";
+  j["transposed"] = s.transposed;
+  j["dims"] = s.spatialDims;
+  j["N"] = s.N, j["Cin"] = s.Cin, j["Cout"] = s.Cout, j["groups"] = s.groups;
+  j["in"] = s.in, j["out"] = s.out, j["kernel"] = s.kernel;
+  j["stride"] = s.stride, j["padding"] = s.padding, j["dilation"] = s.dilation;
+  j["bias"] = s.hasBias, j["store"] = s.storeOutput, j["stats"] = s.accumulateStats;
+  j["epilogue"] = c.epilogueTag, j["workload"] = c.workload;
+  return j;
 }
 
 bool writeFile(const std::string &path, const std::string &text) {
@@ -47,20 +67,45 @@ int main(int argc, char **argv) {
       std::cerr << llvm::toString(k.takeError()) << "\n";
       return 2;
     }
-    const ConvSpec &s = c.spec;
-    nlohmann::json j = launchJson(*k);
-    j["kind"] = "conv";
-    j["transposed"] = s.transposed;
-    j["dims"] = s.spatialDims;
-    j["N"] = s.N, j["Cin"] = s.Cin, j["Cout"] = s.Cout, j["groups"] = s.groups;
-    j["in"] = s.in, j["out"] = s.out, j["kernel"] = s.kernel;
-    j["stride"] = s.stride, j["padding"] = s.padding, j["dilation"] = s.dilation;
-    j["bias"] = s.hasBias, j["store"] = s.storeOutput, j["stats"] = s.accumulateStats;
-    j["epilogue"] = c.epilogueTag, j["workload"] = c.workload;
+    nlohmann::json j = convJson(*k, c);
     if (!writeFile(dir + "/" + k->name + ".cu", k->source))
       return 2;
     out.push_back(j);
   }
+  // conv_mma: every case it supports, in TF32, on the chosen tile and on forced ones.
+  auto dumpMma = [&](const ConvCase &c, const std::string &name, const ConvMmaTile *tile) {
+    ConvSpec s = c.spec;
+    s.kernelName = name;
+    s.math = MathMode::Tf32;
+    llvm::Expected<KernelSource> k = tile ? emitConvMma(s, *tile) : emitConvMma(s);
+    if (!k) {
+      std::cerr << llvm::toString(k.takeError()) << "\n";
+      return false;
+    }
+    nlohmann::json j = convJson(*k, c);
+    j["math"] = "tf32";
+    j["workload"] = false;
+    j["time"] = c.workload && !tile;
+    out.push_back(j);
+    return writeFile(dir + "/" + k->name + ".cu", k->source);
+  };
+  for (const ConvCase &c : convCases()) {
+    if (!convMmaSupports(c.spec, nullptr))
+      continue;
+    if (!dumpMma(c, c.spec.kernelName + "__mma", nullptr))
+      return 2;
+  }
+  for (const MmaVariant &v : mmaVariants())
+    for (const ConvCase &c : convCases()) {
+      if (c.spec.kernelName != v.base)
+        continue;
+      const ConvMmaTile &t = v.tile;
+      std::string name = v.base + "__mma_" + std::to_string(t.td) + "x" + std::to_string(t.th) +
+                         "x" + std::to_string(t.tw) + "_w" + std::to_string(t.warps) + "_l" +
+                         std::to_string(t.tileLoop);
+      if (!dumpMma(c, name, &t))
+        return 2;
+    }
   std::map<std::string, int> seen;
   for (const Variant &v : variants()) {
     for (const ConvCase &c : convCases()) {

@@ -1,0 +1,243 @@
+//===- compiler/kernels/ConvMma.cpp - direct convolution on mma.sync emitter -------===//
+//
+// Checks a ConvSpec for templates/conv_mma.cuh, picks its block tile and writes the
+// prologue. The tile is chosen by a small model of one block tile's SM cycles: each m16
+// tile and k8 step reads its A fragment from shared memory (4 wavefronts, the engine's
+// bound while the group has at most two n8 tiles), each n8 tile's mma takes about 2 cycles,
+// the epilogue about 8 per (m16, n8) tile, and the box copy 1/16 cycle per float; the
+// total over all tiles (positions past the output's end included) is minimised.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/kernels/ConvMma.h"
+
+#include "compiler/kernels/ConvDirect.h"
+#include "ir/Error.h"
+
+#include <algorithm>
+
+namespace sinter {
+namespace {
+
+constexpr int64_t kMaxCoutG = 64;         // eight n8 tiles
+constexpr int64_t kMaxFragments = 128;    // k8 steps x n8 tiles: 32 KiB of staged weights
+constexpr int64_t kSmemLimit = 48 * 1024; // per block, so that four blocks share an SM
+// Accumulators, per-lane k offsets (groups that are not whole k8 steps) and statistics per
+// thread: at 128 registers, S1's 48 + 22 + 12 spilled, and 36 + 22 + 12 did with 16-byte
+// box pieces.
+constexpr int64_t kThreadValues = 64;
+constexpr int64_t kWeightRegs = 48; // weight fragment words kept in registers
+constexpr int kThreadsPerSm = 512;  // the register cap: 128 per thread
+
+struct Geometry {
+  int64_t cinG, coutG, taps, ks, nt;
+};
+
+Geometry geometry(const ConvSpec &s) {
+  Geometry g;
+  g.cinG = s.Cin / s.groups;
+  g.coutG = s.Cout / s.groups;
+  g.taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  g.ks = (g.cinG * g.taps + 7) / 8;
+  g.nt = (g.coutG + 7) / 8;
+  return g;
+}
+
+/// Input positions a tile of t outputs reads along dim d (the template's Walk::kBox).
+int64_t boxExtent(const ConvSpec &s, int d, int64_t t) {
+  int64_t step = s.transposed ? 1 : s.stride[d];
+  return step * (t - 1) + (s.kernel[d] - 1) * s.dilation[d] + 1;
+}
+
+/// Floats per box row in shared memory: the row copied in aligned pieces (16, 8 or 4 bytes,
+/// as the input row length allows), starting up to a piece before the tile's first column
+/// (the template's kRowStride).
+int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
+  int64_t piece = s.in[2] % 4 == 0 ? 4 : s.in[2] % 2 == 0 ? 2 : 1;
+  int64_t origin = s.transposed ? s.padding[2] - (s.kernel[2] - 1) * s.dilation[2] : -s.padding[2];
+  int64_t lead = (origin % piece + piece) % piece;
+  return (lead + boxExtent(s, 2, tw) + piece - 1) / piece * piece;
+}
+
+/// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics.
+int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers) {
+  Geometry g = geometry(s);
+  int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
+  int64_t cs = (plane + 31) / 32 * 32 + 8;
+  return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG);
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t spatialTiles(const ConvSpec &s, const ConvMmaTile &t) {
+  return ceilDiv(s.out[0], t.td) * ceilDiv(s.out[1], t.th) * ceilDiv(s.out[2], t.tw);
+}
+
+bool weightsInRegisters(const Geometry &g) { return 2 * g.ks * g.nt <= kWeightRegs; }
+
+/// Modelled cycles of all block tiles (see the file header).
+double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
+  Geometry g = geometry(s);
+  int64_t mtiles = t.td * t.th * (t.tw / 16);
+  double compute = double(mtiles) * g.ks * std::max<int64_t>(4, 2 * g.nt);
+  if (!weightsInRegisters(g))
+    compute += double(t.warps) * g.ks * g.nt * 2;
+  double epilogue = 8.0 * mtiles * g.nt;
+  double box = double(g.cinG) * boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) *
+                   boxRowStride(s, t.tw) / 16.0 +
+               100.0;
+  return double(spatialTiles(s, t)) * (compute + epilogue + box);
+}
+
+/// Tiles with 4 warps (or fewer when the output is too small for 4 m16 tiles), at most 4
+/// m16 tiles per warp and kThreadValues per thread, within the shared memory limit.
+std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
+  Geometry g = geometry(s);
+  int64_t fixed = (g.cinG % 8 ? 2 * g.ks : 0) + (s.accumulateStats ? 4 * g.nt : 0);
+  int64_t maxMw = std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
+  std::vector<ConvMmaTile> out;
+  int64_t maxTw = std::min<int64_t>(64, ceilDiv(s.out[2], 16) * 16);
+  for (int tw = 16; tw <= maxTw; tw += 16)
+    for (int th = 1; th <= std::min<int64_t>(8, s.out[1]); ++th)
+      for (int td = 1; td <= std::min<int64_t>(4, s.out[0]); ++td) {
+        int64_t mtiles = int64_t(td) * th * (tw / 16);
+        for (int warps : {4, 2, 1}) {
+          if (mtiles % warps || mtiles / warps > maxMw)
+            continue;
+          ConvMmaTile t{td, th, tw, warps, 1};
+          if (smemBytes(s, t, 1) <= kSmemLimit)
+            out.push_back(t);
+          break;
+        }
+      }
+  // Fewer than four warps only where no 4-warp tile exists (tiny outputs).
+  bool four =
+      std::any_of(out.begin(), out.end(), [](const ConvMmaTile &t) { return t.warps == 4; });
+  if (four)
+    out.erase(
+        std::remove_if(out.begin(), out.end(), [](const ConvMmaTile &t) { return t.warps != 4; }),
+        out.end());
+  return out;
+}
+
+} // namespace
+
+bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
+    return no("groups do not divide the channels");
+  if (s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
+    return no("strided transposed convolution (its output phases walk the input apart)");
+  Geometry g = geometry(s);
+  if (g.coutG > kMaxCoutG)
+    return no("more than " + std::to_string(kMaxCoutG) + " output channels per group");
+  if (g.ks * g.nt > kMaxFragments)
+    return no("the group's weights exceed " + std::to_string(kMaxFragments * 256 / 1024) +
+              " KiB of fragments");
+  if (candidates(s).empty())
+    return no("the input box of the smallest tile exceeds " + std::to_string(kSmemLimit / 1024) +
+              " KiB");
+  return true;
+}
+
+double convMmaUsefulShare(const ConvSpec &s) {
+  Geometry g = geometry(s);
+  return double(g.coutG) / double(8 * g.nt) * double(g.cinG * g.taps) / double(8 * g.ks);
+}
+
+ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
+  std::vector<ConvMmaTile> all = candidates(s);
+  assert(!all.empty() && "chooseConvMmaTile needs a supported spec");
+  ConvMmaTile best = all.front();
+  double bestCost = tileCost(s, best);
+  for (const ConvMmaTile &t : all) {
+    double c = tileCost(s, t);
+    if (c < bestCost * (1 - 1e-9)) {
+      best = t;
+      bestCost = c;
+    }
+  }
+  // Consecutive tiles per block, while the grid keeps at least 4096 blocks (some 30 per SM)
+  // and two boxes fit: the weights are staged once per block, and the next box is copied
+  // while the current one is used.
+  int64_t blocks = spatialTiles(s, best) * s.groups * s.N;
+  while (best.tileLoop < 8 && blocks / (2 * best.tileLoop) >= 4096 &&
+         2 * best.tileLoop <= spatialTiles(s, best) && smemBytes(s, best, 2) <= kSmemLimit)
+    best.tileLoop *= 2;
+  return best;
+}
+
+llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s) {
+  if (llvm::Error err = checkDirectConvSpec(s))
+    return err;
+  std::string why;
+  if (!convMmaSupports(s, &why))
+    return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
+  return emitConvMma(s, chooseConvMmaTile(s));
+}
+
+llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t) {
+  if (llvm::Error err = checkDirectConvSpec(s))
+    return err;
+  if (s.math != MathMode::Tf32)
+    return makeError(s.kernelName + ": conv_mma computes in TF32 only");
+  std::string why;
+  if (!convMmaSupports(s, &why))
+    return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
+  Geometry g = geometry(s);
+  int64_t mtiles = int64_t(t.td) * t.th * (t.tw / 16);
+  if (t.tw < 16 || t.tw % 16 || t.th < 1 || t.td < 1 || t.tileLoop < 1 ||
+      (t.warps != 1 && t.warps != 2 && t.warps != 4 && t.warps != 8) || mtiles % t.warps)
+    return makeError(s.kernelName + ": conv_mma tile " + std::to_string(t.td) + "x" +
+                     std::to_string(t.th) + "x" + std::to_string(t.tw) + " does not split into " +
+                     std::to_string(t.warps) + " warps of whole m16 tiles");
+  int buffers = t.tileLoop > 1 ? 2 : 1;
+  int64_t smem = smemBytes(s, t, buffers);
+  if (smem > 200 * 1024)
+    return makeError(s.kernelName + ": conv_mma tile needs " + std::to_string(smem) +
+                     " bytes of shared memory");
+  int64_t tilesD = ceilDiv(s.out[0], t.td), tilesH = ceilDiv(s.out[1], t.th),
+          tilesW = ceilDiv(s.out[2], t.tw);
+  int64_t gridX = ceilDiv(tilesD * tilesH * tilesW, t.tileLoop);
+  if (gridX > 0x7fffffff || s.groups > 65535 || s.N > 65535)
+    return makeError(s.kernelName + ": conv_mma grid too large");
+
+  PrologueWriter w(s.kernelName, "conv_mma.cuh");
+  writeDirectConvShape(w, s);
+  int threads = 32 * t.warps;
+  w.constant("kThreads", threads);
+  w.constant("kMinBlocks", std::max(1, kThreadsPerSm / threads));
+  w.constant("kTD", t.td);
+  w.constant("kTH", t.th);
+  w.constant("kTW", t.tw);
+  w.constant("kTilesD", tilesD);
+  w.constant("kTilesH", tilesH);
+  w.constant("kTilesW", tilesW);
+  w.constant("kTileLoop", t.tileLoop);
+  w.constantBool("kBInRegs", weightsInRegisters(g));
+  w.code("namespace cfg {");
+  w.anchorEpilogue("Epilogue", s.epilogue);
+  w.code("} // namespace cfg");
+
+  KernelSource k;
+  k.name = s.kernelName;
+  k.templateName = "conv_mma.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned(gridX), unsigned(s.groups), unsigned(s.N)};
+  k.launch.block = {unsigned(threads), 1, 1};
+  k.launch.sharedBytes = unsigned(smem);
+  k.tileConfig = "direct tf32 mma.sync: " + std::to_string(t.td) + "x" + std::to_string(t.th) +
+                 "x" + std::to_string(t.tw) + " positions x " + std::to_string(g.coutG) +
+                 " channels per tile, " + std::to_string(g.ks) + " k8 steps, " +
+                 std::to_string(threads) + " threads, " + std::to_string(t.tileLoop) +
+                 (t.tileLoop > 1 ? " tiles per block (next box copied during the products)"
+                                 : " tile per block") +
+                 ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory");
+  setDirectConvCost(s, k);
+  return k;
+}
+
+} // namespace sinter

@@ -1,0 +1,325 @@
+//===- templates/conv_mma.cuh - direct convolution on mma.sync for small channel groups ===//
+//
+// Convolution (any stride) and stride-1 transposed convolution, 1-, 2- or 3-D (spatial dims
+// D, H, W; lower ranks have size-1 leading dims), with padding, dilation, groups, bias and
+// output_padding (already in the output size), as TF32 m16n8k8 mma.sync products read
+// straight from a box of the input in shared memory. It is conv_direct's engine for TF32:
+// the same convolutions with few channels per group, where conv_igemm's 64- and 128-wide
+// tiles would be mostly padding, but with the products on the tensor cores instead of FFMA.
+//
+// The product of one block: M = output positions, 16 consecutive along W per m16 tile;
+// N = the group's output channels, in n8 tiles; K = (tap, input channel) pairs, tap-major,
+// channels inner, in k8 steps (the last padded with zero weights). A thread's A element for
+// row r and pair (tap, ci) is box[ci * kCS + pos(r) + tapOffset(tap)]: the input walk of a
+// convolution (stride S) or of a stride-1 transposed convolution (taps flipped) is linear
+// in the output position, so every offset is a compile-time constant or, for groups of
+// fewer than 8 channels, one of 2 * kKS per-thread constants held in registers. The channel
+// stride kCS is 8 mod 32 words, so the 32 lanes of a fragment load (rows g, channels t)
+// hit 32 banks when a k8 step is one tap of 8 channels.
+//
+// Work split: block (x, y, z) = (kTileLoop consecutive output tiles of kTD x kTH x kTW
+// positions, group, batch n); each warp owns kMW m16 tiles of the block tile and all kNT
+// n8 tiles. The block copies its input box (every channel of the group, the tile's
+// positions plus the kernel's halo, zeros outside the input) with cp.async in aligned
+// 16-, 8- or 4-byte pieces spread over all its threads, and the next tile's box while it
+// computes on this one. The weights
+// are staged once per block in fragment order (TF32-rounded) and kept in registers when
+// kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store instruction
+// writes 8 consecutive positions of 4 channels: whole 32-byte sectors), per-(n, c) sums and
+// sums of squares reduced over the lanes of a column, then over the block in shared memory,
+// and added with one double atomic per (n, c, block).
+//
+// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue
+// (as conv_direct.cuh). The prologue defines, in namespace cfg, the constants used below
+// and `struct Epilogue` (compiler/kernels/Emit.h: anchor epilogue).
+//
+//===---------------------------------------------------------------------------------===//
+#pragma once
+
+#include "common.cuh"
+#include "mma.cuh"
+
+namespace sinter {
+namespace conv_mma {
+
+/// The input walk along one spatial dim for an output tile of T positions: output o (tile
+/// relative j) and tap k read box position kStep * j + tap(k); box position 0 is input
+/// origin(o0, pad).
+template <bool Transposed, int S, int Dil, int K, int T> struct Walk {
+  static constexpr int kStep = Transposed ? 1 : S;
+  static constexpr int kBox = kStep * (T - 1) + (K - 1) * Dil + 1;
+  __host__ __device__ static constexpr int tap(int k) { return (Transposed ? K - 1 - k : k) * Dil; }
+  __host__ __device__ static constexpr int origin0(int pad) {
+    return Transposed ? pad - (K - 1) * Dil : -pad;
+  }
+  static __device__ __forceinline__ int origin(int o0, int pad) {
+    return o0 * kStep + origin0(pad);
+  }
+};
+
+} // namespace conv_mma
+} // namespace sinter
+
+namespace cfg {
+constexpr int kTaps = kKD * kKH * kKW;
+constexpr int kKEntries = kCinG * kTaps; // (tap, channel) pairs of the reduction
+constexpr int kKS = (kKEntries + 7) / 8; // k8 steps
+constexpr int kNT = (kCoutG + 7) / 8;    // n8 tiles
+} // namespace cfg
+
+extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace cfg;
+  using sinter::i64;
+  using WD = sinter::conv_mma::Walk<kTransposed, kSD, kDD, kKD, kTD>;
+  using WH = sinter::conv_mma::Walk<kTransposed, kSH, kDH, kKH, kTH>;
+  using WW = sinter::conv_mma::Walk<kTransposed, kSW, kDW, kKW, kTW>;
+  constexpr int kBD = WD::kBox, kBH = WH::kBox, kBW = WW::kBox;
+  // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
+  // length allows), aligned in the input: a tile's first input column is the constant
+  // origin(0) plus a multiple of 16 * step, so the box starts kLead columns before it.
+  constexpr int kPiece = kIW % 4 == 0 ? 4 : kIW % 2 == 0 ? 2 : 1;
+  constexpr int kLead = (WW::origin0(kPadW) % kPiece + kPiece) % kPiece;
+  constexpr int kPieces = (kLead + kBW + kPiece - 1) / kPiece; // per box row
+  constexpr int kRowStride = kPieces * kPiece;
+  constexpr int kPlane = kBD * kBH * kRowStride;
+  constexpr int kCS = (kPlane + 31) / 32 * 32 + 8; // channel stride, 8 mod 32 words
+  constexpr int kBoxFloats = kCinG * kCS;
+  constexpr int kBuffers = kTileLoop > 1 ? 2 : 1;
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kMCols = kTW / 16; // m16 tiles along W
+  constexpr int kMTiles = kTD * kTH * kMCols;
+  constexpr int kMW = kMTiles / kWarps;
+  constexpr int kFragWords = kKS * kNT * 64;
+  static_assert(kTW % 16 == 0 && kMTiles % kWarps == 0, "m16 tiles must split over the warps");
+  static_assert(!kTransposed || (kSD == 1 && kSH == 1 && kSW == 1),
+                "transposed convolutions need stride 1 (an input walk of stride 1)");
+  static_assert(kCin % kCinG == 0 && kCout % kCoutG == 0, "bad channel counts");
+
+  extern __shared__ __align__(16) float smem[];
+  unsigned *sB = reinterpret_cast<unsigned *>(smem + kBuffers * kBoxFloats); // [kKS][kNT][32][2]
+  float *sRed = smem + kBuffers * kBoxFloats + kFragWords;                   // [kCoutG][2]
+
+  const float *__restrict__ x = sinter::slot<const float>(b, 0);
+  const float *__restrict__ w = sinter::slot<const float>(b, 1);
+  const int n = blockIdx.z, grp = blockIdx.y;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int g = lane >> 2, t = lane & 3;
+  const int st0 = blockIdx.x * kTileLoop;
+  const int tiles = min(kTileLoop, kTilesD * kTilesH * kTilesW - st0);
+
+  // Output origin of spatial tile st.
+  auto tileOrigin = [&](int st, int &od0, int &oh0, int &ow0) {
+    ow0 = (st % kTilesW) * kTW;
+    oh0 = (st / kTilesW % kTilesH) * kTH;
+    od0 = st / (kTilesW * kTilesH) * kTD;
+  };
+  // The box of tile st into buf, piece by piece over the whole block (a piece lies wholly
+  // inside the input row or wholly outside it; outside ones are zero-filled).
+  const float *xg = x + (i64)(n * kCin + grp * kCinG) * kID * kIH * kIW;
+  auto loadBox = [&](int st, float *buf) {
+    int od0, oh0, ow0;
+    tileOrigin(st, od0, oh0, ow0);
+    const int id0 = WD::origin(od0, kPadD), ih0 = WH::origin(oh0, kPadH);
+    const int iw0 = WW::origin(ow0, kPadW) - kLead;
+    for (int e = threadIdx.x; e < kCinG * kBD * kBH * kPieces; e += kThreads) {
+      const int q = e % kPieces, r = e / kPieces;
+      const int bh = r % kBH, bd = r / kBH % kBD, ci = r / (kBH * kBD);
+      const int id = id0 + bd, ih = ih0 + bh, iw = iw0 + q * kPiece;
+      const bool ok = id >= 0 && id < kID && ih >= 0 && ih < kIH && iw >= 0 && iw < kIW;
+      const float *src = ok ? xg + (((i64)ci * kID + id) * kIH + ih) * kIW + iw : x;
+      float *dst = buf + ci * kCS + r % (kBD * kBH) * kRowStride + q * kPiece;
+      if constexpr (kPiece == 4)
+        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
+      else if constexpr (kPiece == 2)
+        sinter::mma::cpAsync8(dst, src, ok);
+      else
+        sinter::mma::cpAsync4(dst, src, ok);
+    }
+  };
+  if (tiles > 0)
+    loadBox(st0, smem);
+  sinter::mma::cpAsyncCommit();
+
+  // Weights in fragment order: word (s, nt, lane, h) is B[k = 8s + lane%4 + 4h][n = 8nt +
+  // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for output channel n of the group.
+  for (int e = threadIdx.x; e < kFragWords; e += kThreads) {
+    const int h = e & 1, l = (e >> 1) & 31, nt = (e >> 6) % kNT, s = e / (64 * kNT);
+    const int k = 8 * s + (l & 3) + 4 * h, co = 8 * nt + (l >> 2);
+    float v = 0.f;
+    if (k < kKEntries && co < kCoutG) {
+      const int tap = k / kCinG, ci = k % kCinG;
+      v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kTaps + tap
+                                 : ((i64)(grp * kCoutG + co) * kCinG + ci) * kTaps + tap));
+    }
+    sB[e] = sinter::mma::toTf32(v);
+  }
+  if constexpr (kAccStats)
+    for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
+      sRed[e] = 0.f;
+
+  // Box offset of tap index tap (kd, kh, kw) and of k entry e (0 for the padding entries,
+  // whose weights are zero).
+  auto tapOffset = [](int tap) {
+    const int kw = tap % kKW, kh = tap / kKW % kKH, kd = tap / (kKW * kKH);
+    return (WD::tap(kd) * kBH + WH::tap(kh)) * kRowStride + WW::tap(kw);
+  };
+  auto entryOffset = [&](int e) {
+    return e < kKEntries ? e % kCinG * kCS + tapOffset(e / kCinG) : 0;
+  };
+  // Groups of fewer than 8 (or not a multiple of 8) channels: a k8 step mixes taps, so a
+  // lane's two offsets per step are its own; whole-8 groups: t * kCS + a constant.
+  constexpr bool kWholeSteps = kCinG % 8 == 0;
+  int koff[kWholeSteps ? 1 : kKS][2];
+  if constexpr (!kWholeSteps) {
+#pragma unroll
+    for (int s = 0; s < kKS; ++s) {
+      koff[s][0] = entryOffset(8 * s + t);
+      koff[s][1] = entryOffset(8 * s + t + 4);
+    }
+  }
+  auto kOffset = [&](int s, int h) {
+    if constexpr (kWholeSteps)
+      return (8 * s % kCinG + 4 * h) * kCS + tapOffset(8 * s / kCinG) + t * kCS;
+    else
+      return koff[s][h];
+  };
+
+  // Box position of row g of each of this warp's m16 tiles.
+  int rowOff[kMW];
+#pragma unroll
+  for (int i = 0; i < kMW; ++i) {
+    const int mt = warp * kMW + i;
+    const int mc = mt % kMCols, th = mt / kMCols % kTH, td = mt / (kMCols * kTH);
+    rowOff[i] =
+        (WD::kStep * td * kBH + WH::kStep * th) * kRowStride + kLead + WW::kStep * (mc * 16 + g);
+  }
+
+  const cfg::Epilogue epilogue;
+  float *__restrict__ y = sinter::slot<float>(b, 3);
+  const float *__restrict__ bias = sinter::slot<const float>(b, 2);
+  float bv[kNT][2];
+#pragma unroll
+  for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int co = 8 * nt + 2 * t + q;
+      bv[nt][q] = kHasBias && co < kCoutG ? __ldg(bias + grp * kCoutG + co) : 0.f;
+    }
+  // red[nt][q][0..1]: this lane's sum and sum of squares for channel 8nt + 2t + q.
+  float red[kNT][2][2];
+#pragma unroll
+  for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+      red[nt][q][0] = red[nt][q][1] = 0.f;
+
+  unsigned breg[kBInRegs ? kKS : 1][kNT][2];
+  for (int it = 0; it < tiles; ++it) {
+    if (kBuffers > 1 && it + 1 < tiles)
+      loadBox(st0 + it + 1, smem + (it + 1) % kBuffers * kBoxFloats);
+    sinter::mma::cpAsyncCommit();
+    sinter::mma::cpAsyncWait<1>();
+    __syncthreads();
+    if constexpr (kBInRegs) {
+      if (it == 0) {
+#pragma unroll
+        for (int s = 0; s < kKS; ++s)
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt) {
+            const uint2 v = reinterpret_cast<const uint2 *>(sB)[(s * kNT + nt) * 32 + lane];
+            breg[s][nt][0] = v.x, breg[s][nt][1] = v.y;
+          }
+      }
+    }
+    const float *buf = smem + it % kBuffers * kBoxFloats;
+
+    float acc[kMW][kNT][4];
+#pragma unroll
+    for (int i = 0; i < kMW; ++i)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          acc[i][nt][r] = 0.f;
+#pragma unroll
+    for (int s = 0; s < kKS; ++s) {
+      unsigned bf[kNT][2];
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) {
+        if constexpr (kBInRegs) {
+          bf[nt][0] = breg[s][nt][0], bf[nt][1] = breg[s][nt][1];
+        } else {
+          const uint2 v = reinterpret_cast<const uint2 *>(sB)[(s * kNT + nt) * 32 + lane];
+          bf[nt][0] = v.x, bf[nt][1] = v.y;
+        }
+      }
+      const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
+#pragma unroll
+      for (int i = 0; i < kMW; ++i) {
+        const float *p = buf + rowOff[i];
+        // Rounded to TF32, not truncated: on the H200, truncating A saved 11% of S2's
+        // statistics pass but made its sums 8x less accurate (6.6e-4 against 8.2e-5).
+        const unsigned a[4] = {
+            sinter::mma::toTf32Operand(p[o0]), sinter::mma::toTf32Operand(p[o0 + 8 * WW::kStep]),
+            sinter::mma::toTf32Operand(p[o1]), sinter::mma::toTf32Operand(p[o1 + 8 * WW::kStep])};
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt)
+          sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
+      }
+    }
+
+    // Epilogue of this tile: d0/d1 are row g, channels 2t and 2t + 1; d2/d3 row g + 8.
+    int od0, oh0, ow0;
+    tileOrigin(st0 + it, od0, oh0, ow0);
+#pragma unroll
+    for (int i = 0; i < kMW; ++i) {
+      const int mt = warp * kMW + i;
+      const int od = od0 + mt / (kMCols * kTH), oh = oh0 + mt / kMCols % kTH;
+      const int owBase = ow0 + mt % kMCols * 16 + g;
+      if (od >= kOD || oh >= kOH)
+        continue;
+      const i64 rowBase = ((i64)od * kOH + oh) * kOW;
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int q = r & 1, cg = 8 * nt + 2 * t + q, ow = owBase + 8 * (r >> 1);
+          if (ow >= kOW || (kCoutG % 8 != 0 && cg >= kCoutG))
+            continue;
+          const int co = grp * kCoutG + cg;
+          const float v = epilogue(acc[i][nt][r] + bv[nt][q], n, co, rowBase + ow, b);
+          if constexpr (kStoreOutput)
+            y[((i64)n * kCout + co) * kOD * kOH * kOW + rowBase + ow] = v;
+          if constexpr (kAccStats) {
+            red[nt][q][0] += v;
+            red[nt][q][1] = fmaf(v, v, red[nt][q][1]);
+          }
+        }
+    }
+    __syncthreads(); // the next iteration's copy overwrites this buffer
+  }
+  sinter::mma::cpAsyncWait<0>();
+
+  if constexpr (kAccStats) {
+    // Over the 8 lanes of a column (same t), then over the block in shared memory.
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int q = 0; q < 2; ++q)
+#pragma unroll
+        for (int m = 0; m < 2; ++m) {
+          float v = red[nt][q][m];
+          v += __shfl_xor_sync(0xffffffffu, v, 4);
+          v += __shfl_xor_sync(0xffffffffu, v, 8);
+          v += __shfl_xor_sync(0xffffffffu, v, 16);
+          const int cg = 8 * nt + 2 * t + q;
+          if (g == 0 && cg < kCoutG)
+            atomicAdd(sRed + 2 * cg + m, v);
+        }
+    __syncthreads();
+    double *stats = sinter::slot<double>(b, 4);
+    for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
+      atomicAdd(stats + ((i64)n * kCout + grp * kCoutG) * 2 + e, (double)sRed[e]);
+  }
+}
