@@ -76,6 +76,13 @@ bool useIgemm(const ConvSpec &s) {
 /// Below this share of useful products (ConvMma.h) a direct convolution stays on FFMA: a
 /// depthwise convolution fills 1/8 of each n8 tile and is memory-bound either way.
 constexpr double kMinMmaUsefulShare = 0.3;
+/// Below this reduction depth (input channels per group x taps) too, unless the group's
+/// channels fill whole k8 steps: on an H200 the 2-D convolutions of 3 channels x 9 taps (27
+/// terms padded to 32, per-lane offsets) ran 1.5x slower on conv_mma than on FFMA, which
+/// reuses each input value for every output channel from registers (corpus: conv2d_in_div,
+/// conv2d_softmax_c_maxpool); 8 channels x 3 taps (conv1d_dil_s2_gn_gelu_avgpool) and depths
+/// of 72 and more (S1, S2, five corpus graphs) ran 1.05-1.6x faster.
+constexpr int64_t kMinMmaReduction = 64;
 
 /// Whether the target has TF32 mma.sync (sm_80 and later).
 bool hasTf32Mma(llvm::StringRef arch) {
@@ -86,9 +93,16 @@ bool hasTf32Mma(llvm::StringRef arch) {
 
 /// A convolution that conv_igemm does not take runs direct: on conv_mma's TF32 tensor cores
 /// where the precision allows TF32 and the target has them, else in FFMA.
+/// Tiles of fewer than four warps (the weights and box of a deep group leave no room for
+/// more in shared memory) do not either: convt3d_lse_hswish_sub_clamp, 16 channels x 27
+/// taps on 64-thread blocks, ran 1.66x slower than on FFMA.
 bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
-  return o.precision != Precision::Fp32 && hasTf32Mma(o.arch) && convMmaSupports(s, nullptr) &&
-         convMmaUsefulShare(s) >= kMinMmaUsefulShare;
+  if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(s, nullptr))
+    return false;
+  int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];
+  return convMmaUsefulShare(s) >= kMinMmaUsefulShare &&
+         (depth >= kMinMmaReduction || cinG % 8 == 0) &&
+         (chooseConvMmaTile(s).warps == 4 || s.spatialDims == 1);
 }
 
 /// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30

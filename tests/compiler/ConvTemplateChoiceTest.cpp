@@ -114,6 +114,16 @@ TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
                       "%w) return %y }"),
             "group anchor+epilogue: conv\n"
             "  launch conv_mma.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  // Shallow reductions stay on FFMA unless the group's channels fill whole k8 steps: 3
+  // channels x 9 taps (27 terms) does, 8 channels x 3 taps does not.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,3,19,21], %w: param f32[16,3,3,3]) { %y = conv(%x, %w) "
+                      "return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  EXPECT_EQ(summarize("graph g(%x: f32[2,32,301], %w: param f32[64,8,3]) { %y = conv(%x, %w) "
+                      "{groups = 4} return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_mma.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
   // Depthwise: one channel per group fills 1/8 of an n8 tile and 9/16 of two k8 steps, so
   // it stays on FFMA; so does a strided transposed convolution (no conv_mma walk).
   EXPECT_EQ(summarize("graph g(%x: f32[2,8,9,11], %w: param f32[8,1,3,3]) { %y = conv(%x, %w) "
