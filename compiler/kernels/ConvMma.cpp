@@ -202,7 +202,8 @@ llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t
   int64_t tilesD = ceilDiv(s.out[0], t.td), tilesH = ceilDiv(s.out[1], t.th),
           tilesW = ceilDiv(s.out[2], t.tw);
   int64_t gridX = ceilDiv(tilesD * tilesH * tilesW, t.tileLoop);
-  if (gridX > 0x7fffffff || s.groups > 65535 || s.N > 65535)
+  // Tile indices (blockIdx.x * kTileLoop + i) are 32-bit in the template.
+  if (tilesD * tilesH * tilesW + t.tileLoop > 0x7fffffff || s.groups > 65535 || s.N > 65535)
     return makeError(s.kernelName + ": conv_mma grid too large");
 
   PrologueWriter w(s.kernelName, "conv_mma.cuh");
