@@ -21,9 +21,10 @@
 // positions, group, batch n); each warp owns kMW m16 tiles of the block tile and all kNT
 // n8 tiles. The block copies its input box (every channel of the group, the tile's
 // positions plus the kernel's halo, zeros outside the input) with cp.async in aligned
-// 16-, 8- or 4-byte pieces spread over all its threads, and the next tile's box while it
-// computes on this one. The weights
-// are staged once per block in fragment order (TF32-rounded) and kept in registers when
+// 16-, 8- or 4-byte pieces spread over all its threads, and with kDoubleBuffer the next
+// tile's box while it computes on this one (without, when two boxes do not fit, each box
+// after the previous tile: the weights are still staged once for all the block's tiles). The
+// weights are staged once per block in fragment order (TF32-rounded) and kept in registers when
 // kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store instruction
 // writes 8 consecutive positions of 4 channels: whole 32-byte sectors), per-(n, c) sums and
 // sums of squares reduced over the lanes of a column, then over the block in shared memory,
@@ -85,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   constexpr int kPlane = kBD * kBH * kRowStride;
   constexpr int kCS = (kPlane + 31) / 32 * 32 + 8; // channel stride, 8 mod 32 words
   constexpr int kBoxFloats = kCinG * kCS;
-  constexpr int kBuffers = kTileLoop > 1 ? 2 : 1;
+  constexpr int kBuffers = kTileLoop > 1 && kDoubleBuffer ? 2 : 1;
   constexpr int kWarps = kThreads / 32;
   constexpr int kMCols = kTW / 16; // m16 tiles along W
   constexpr int kMTiles = kTD * kTH * kMCols;
@@ -218,8 +219,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   for (int it = 0; it < tiles; ++it) {
     if (kBuffers > 1 && it + 1 < tiles)
       loadBox(st0 + it + 1, smem + (it + 1) % kBuffers * kBoxFloats);
+    else if (kBuffers == 1 && it > 0)
+      loadBox(st0 + it, smem); // one buffer: this tile's box after the last tile's products
     sinter::mma::cpAsyncCommit();
-    sinter::mma::cpAsyncWait<1>();
+    if constexpr (kBuffers > 1)
+      sinter::mma::cpAsyncWait<1>();
+    else
+      sinter::mma::cpAsyncWait<0>();
     __syncthreads();
     if constexpr (kBInRegs) {
       if (it == 0) {

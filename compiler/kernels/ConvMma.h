@@ -28,10 +28,11 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot);
 double convMmaUsefulShare(const ConvSpec &s);
 
 /// The block tile of conv_mma: kTD x kTH x kTW output positions (kTW a multiple of 16),
-/// warps, and how many consecutive tiles a block runs (its next box copied during the
-/// current one's products).
+/// warps, how many consecutive tiles a block runs, and whether it copies the next tile's box
+/// during the current one's products (two boxes in shared memory) or after them.
 struct ConvMmaTile {
   int td = 1, th = 1, tw = 16, warps = 4, tileLoop = 1;
+  bool doubleBuffer = true;
 };
 
 /// The tile emitConvMma chooses for `s` (which must be supported).

@@ -177,19 +177,21 @@ inline std::vector<Variant> variants() {
           {s2, {8, 4, 128, 2, 0, 4}}, {s2, {8, 6, 256, 1, 0, 2}}};
 }
 
-/// Forced conv_mma tiles ({td, th, tw, warps, tileLoop}), checked like the chosen ones:
-/// tile loops (odd counts, a last block with fewer tiles) on shapes too small for the
-/// emitter to loop, fewer warps than four, tiles deeper than one row.
+/// Forced conv_mma tiles ({td, th, tw, warps, tileLoop, doubleBuffer}), checked like the
+/// chosen ones: tile loops (odd counts, a last block with fewer tiles) on shapes too small
+/// for the emitter to loop, with one box buffer or two, fewer warps than four, tiles deeper
+/// than one row.
 struct MmaVariant {
   std::string base;
   ConvMmaTile tile;
 };
 
 inline std::vector<MmaVariant> mmaVariants() {
-  return {{"c2d_g3_d2", {1, 2, 32, 4, 2}},      {"t2d_s1_g8", {1, 4, 16, 2, 4}},
-          {"c2d_wide_cout", {1, 4, 16, 4, 3}},  {"c3d_clamp_s2", {2, 2, 16, 1, 2}},
-          {"t2d_s1_vec", {1, 8, 16, 4, 5}},     {"c1d_pad", {1, 1, 64, 4, 1}},
-          {"s1_conv3d_stats", {1, 4, 32, 4, 4}}};
+  return {{"c2d_g3_d2", {1, 2, 32, 4, 2}},       {"t2d_s1_g8", {1, 4, 16, 2, 4}},
+          {"c2d_wide_cout", {1, 4, 16, 4, 3}},   {"c3d_clamp_s2", {2, 2, 16, 1, 2}},
+          {"t2d_s1_vec", {1, 8, 16, 4, 5}},      {"c1d_pad", {1, 1, 64, 4, 1}},
+          {"s1_conv3d_stats", {1, 4, 32, 4, 4}}, {"c3d_s122", {2, 2, 16, 4, 3, false}},
+          {"t2d_s1_g8", {1, 4, 16, 4, 2, false}}};
 }
 
 struct NormCase {

@@ -246,6 +246,8 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
       s.math = MathMode::Tf32;
       KernelSource k = emitOrFail(emitConvMma(s, v.tile));
       EXPECT_EQ(constantOf(k, "kTileLoop"), v.tile.tileLoop) << s.kernelName;
+      EXPECT_EQ(constantOf(k, "kDoubleBuffer"), v.tile.tileLoop > 1 && v.tile.doubleBuffer)
+          << s.kernelName;
       EXPECT_EQ(k.launch.block[0], 32u * v.tile.warps) << s.kernelName;
       check(s, k);
     }
@@ -270,6 +272,10 @@ TEST(ConvMma, TilesCoverTheOutputAndLoopOnlyOnLargeGrids) {
     EXPECT_EQ(int64_t(k.launch.grid[0]), (tiles + t.tileLoop - 1) / t.tileLoop) << s.kernelName;
     // The small cases have few blocks: one tile each. S2 (a million tiles) loops.
     EXPECT_EQ(t.tileLoop > 1, c.workload || s.kernelName == "s2_convt2d_gelu_norm") << s.kernelName;
+    // Looping blocks copy the next box during the products when two boxes fit in 48 KiB.
+    EXPECT_EQ(constantOf(k, "kDoubleBuffer") == 1, t.tileLoop > 1 && t.doubleBuffer)
+        << s.kernelName;
+    EXPECT_LE(k.launch.sharedBytes, 48u * 1024) << s.kernelName;
   }
 }
 
