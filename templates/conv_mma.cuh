@@ -14,8 +14,9 @@
 // convolution (stride S) or of a stride-1 transposed convolution (taps flipped) is linear
 // in the output position, so every offset is a compile-time constant or, for groups of
 // fewer than 8 channels, one of 2 * kKS per-thread constants held in registers. The channel
-// stride kCS is 8 mod 32 words, so the 32 lanes of a fragment load (rows g, channels t)
-// hit 32 banks when a k8 step is one tap of 8 channels.
+// stride kCS is 8 mod 32 words when a k8 step is one tap of 8 channels, so the 32 lanes of a
+// fragment load (rows g, channels t) hit 32 banks; for other groups the emitter picks the
+// residue with the fewest modelled conflicts.
 //
 // Work split: block (x, y, z) = (kTileLoop consecutive output tiles of kTD x kTH x kTW
 // positions, group, batch n); each warp owns kMW m16 tiles of the block tile and all kNT
@@ -84,7 +85,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   constexpr int kPieces = (kLead + kBW + kPiece - 1) / kPiece; // per box row
   constexpr int kRowStride = kPieces * kPiece;
   constexpr int kPlane = kBD * kBH * kRowStride;
-  constexpr int kCS = (kPlane + 31) / 32 * 32 + 8; // channel stride, 8 mod 32 words
+  // Channel stride: whole 32-word lines past the plane plus the emitter's residue (8 for
+  // whole-8-channel k8 steps; else the one with the fewest bank conflicts it models).
+  constexpr int kCS = (kPlane + 31) / 32 * 32 + kChannelResidue;
+  static_assert(kChannelResidue % 4 == 0, "box channels must stay 16-byte aligned");
   constexpr int kBoxFloats = kCinG * kCS;
   constexpr int kBuffers = kTileLoop > 1 && kDoubleBuffer ? 2 : 1;
   constexpr int kWarps = kThreads / 32;

@@ -14,6 +14,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <array>
 
 namespace sinter {
 namespace {
@@ -58,12 +59,68 @@ int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
   return (lead + boxExtent(s, 2, tw) + piece - 1) / piece * piece;
 }
 
+/// The largest channel-stride residue channelResidue returns.
+constexpr int64_t kMaxResidue = 28;
+
 /// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics.
-int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers) {
+/// With residue < 0, the most any channel stride residue needs.
+int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t residue = -1) {
   Geometry g = geometry(s);
   int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
-  int64_t cs = (plane + 31) / 32 * 32 + 8;
+  int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
   return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG);
+}
+
+/// The channel stride of the box, mod 32 words (the template's kCS = whole 32-word lines
+/// past the plane + this). A fragment load's 32 lanes read rows g (consecutive box positions
+/// along W) of the four (tap, channel) pairs of lanes t: with whole-8-channel k8 steps the
+/// pairs are channels t of one tap and 8 puts them 8 banks apart; otherwise the pairs mix
+/// taps and channels, and the residue (a multiple of 4, so 16-byte pieces stay aligned) with
+/// the fewest modelled wavefronts over all k8 steps is taken, 8 on ties. (S1: 43 wavefronts
+/// for 22 loads with 8, 29 with 12.)
+int64_t channelResidue(const ConvSpec &s, const ConvMmaTile &t) {
+  Geometry g = geometry(s);
+  if (g.cinG % 8 == 0)
+    return 8;
+  int64_t bd = boxExtent(s, 0, t.td), bh = boxExtent(s, 1, t.th), rs = boxRowStride(s, t.tw);
+  int64_t plane = bd * bh * rs, step = s.transposed ? 1 : s.stride[2];
+  auto tapOff = [&](int d, int64_t k) {
+    return (s.transposed ? s.kernel[d] - 1 - k : k) * s.dilation[d];
+  };
+  auto wavefronts = [&](int64_t residue) {
+    int64_t cs = (plane + 31) / 32 * 32 + residue, total = 0;
+    auto offset = [&](int64_t e) -> int64_t {
+      if (e >= g.cinG * g.taps)
+        return 0;
+      int64_t tap = e / g.cinG, ci = e % g.cinG;
+      int64_t kw = tap % s.kernel[2], kh = tap / s.kernel[2] % s.kernel[1],
+              kd = tap / (s.kernel[2] * s.kernel[1]);
+      return ci * cs + (tapOff(0, kd) * bh + tapOff(1, kh)) * rs + tapOff(2, kw);
+    };
+    for (int64_t k = 0; k < g.ks; ++k)
+      for (int64_t h = 0; h < 2; ++h) {
+        // Distinct words per bank: the load's wavefronts.
+        std::array<llvm::SmallVector<int64_t, 4>, 32> banks;
+        for (int64_t lane = 0; lane < 32; ++lane) {
+          int64_t word = (lane / 4) * step + offset(8 * k + lane % 4 + 4 * h);
+          auto &b = banks[word % 32];
+          if (std::find(b.begin(), b.end(), word) == b.end())
+            b.push_back(word);
+        }
+        size_t most = 0;
+        for (const auto &b : banks)
+          most = std::max(most, b.size());
+        total += int64_t(most);
+      }
+    return total;
+  };
+  int64_t best = 8, bestCost = wavefronts(8);
+  for (int64_t r = 0; r <= kMaxResidue; r += 4) {
+    int64_t c = wavefronts(r);
+    if (c < bestCost)
+      best = r, bestCost = c;
+  }
+  return best;
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -198,7 +255,8 @@ llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t
                      std::to_string(t.th) + "x" + std::to_string(t.tw) + " does not split into " +
                      std::to_string(t.warps) + " warps of whole m16 tiles");
   int buffers = t.tileLoop > 1 && t.doubleBuffer ? 2 : 1;
-  int64_t smem = smemBytes(s, t, buffers);
+  int64_t residue = channelResidue(s, t);
+  int64_t smem = smemBytes(s, t, buffers, residue);
   if (smem > 200 * 1024)
     return makeError(s.kernelName + ": conv_mma tile needs " + std::to_string(smem) +
                      " bytes of shared memory");
@@ -221,6 +279,7 @@ llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t
   w.constant("kTilesH", tilesH);
   w.constant("kTilesW", tilesW);
   w.constant("kTileLoop", t.tileLoop);
+  w.constant("kChannelResidue", residue);
   w.constantBool("kDoubleBuffer", buffers == 2);
   w.constantBool("kBInRegs", weightsInRegisters(g));
   w.code("namespace cfg {");

@@ -279,6 +279,27 @@ TEST(ConvMma, TilesCoverTheOutputAndLoopOnlyOnLargeGrids) {
   }
 }
 
+TEST(ConvMma, ChannelStrideAvoidsTheModelledBankConflicts) {
+  // Whole-8-channel k8 steps: channels t of one tap, 8 banks apart (8 mod 32). S1's 3
+  // channels mix taps in a step: residue 12 models 29 wavefronts for its 22 fragment loads
+  // per m16 tile, 8 would model 43.
+  for (const ConvCase &c : convCases()) {
+    ConvSpec s = c.spec;
+    s.math = MathMode::Tf32;
+    if (!convMmaSupports(s, nullptr))
+      continue;
+    KernelSource k = emitOrFail(emitConvMma(s));
+    int residue = constantOf(k, "kChannelResidue");
+    EXPECT_EQ(residue % 4, 0) << s.kernelName;
+    if (s.Cin / s.groups % 8 == 0) {
+      EXPECT_EQ(residue, 8) << s.kernelName;
+    }
+    if (s.kernelName == "s1_conv3d_stats") {
+      EXPECT_EQ(residue, 12) << s.kernelName;
+    }
+  }
+}
+
 TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
   std::string why;
   ConvSpec s = conv("t_s2", true, 2, 1, 8, 8, 1, {1, 9, 9}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
