@@ -12,8 +12,8 @@
 // channels inner, in k8 steps (the last padded with zero weights). A thread's A element for
 // row r and pair (tap, ci) is box[ci * kCS + pos(r) + tapOffset(tap)]: the input walk of a
 // convolution (stride S) or of a stride-1 transposed convolution (taps flipped) is linear
-// in the output position, so every offset is a compile-time constant or, for groups of
-// fewer than 8 channels, one of 2 * kKS per-thread constants held in registers. The channel
+// in the output position, so every offset is a compile-time constant or, for groups whose
+// channels are not a multiple of 8, one of 2 * kKS per-thread constants held in registers. The channel
 // stride kCS is 8 mod 32 words when a k8 step is one tap of 8 channels, so the 32 lanes of a
 // fragment load (rows g, channels t) hit 32 banks; for other groups the emitter picks the
 // residue with the fewest modelled conflicts.
@@ -24,9 +24,9 @@
 // positions plus the kernel's halo, zeros outside the input) with cp.async in aligned
 // 16-, 8- or 4-byte pieces spread over all its threads, and with kDoubleBuffer the next
 // tile's box while it computes on this one (without, when two boxes do not fit, each box
-// after the previous tile: the weights are still staged once for all the block's tiles). The
-// weights are staged once per block in fragment order (TF32-rounded) and kept in registers when
-// kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store instruction
+// after the previous tile: the weights are still staged once for all the block's tiles).
+// The weights are staged once per block in fragment order (TF32-rounded) and kept in
+// registers when kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store instruction
 // writes 8 consecutive positions of 4 channels: whole 32-byte sectors), per-(n, c) sums and
 // sums of squares reduced over the lanes of a column, then over the block in shared memory,
 // and added with one double atomic per (n, c, block).
