@@ -147,10 +147,15 @@ double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
 
 /// Tiles with 4 warps (or fewer when the output is too small for 4 m16 tiles), at most 4
 /// m16 tiles per warp and kThreadValues per thread, within the shared memory limit.
-std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
+/// The most m16 tiles a warp can hold within kThreadValues (0: not even one).
+int64_t maxTilesPerWarp(const ConvSpec &s) {
   Geometry g = geometry(s);
   int64_t fixed = (g.cinG % 8 ? 2 * g.ks : 0) + (s.accumulateStats ? 4 * g.nt : 0);
-  int64_t maxMw = std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
+  return std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
+}
+
+std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
+  int64_t maxMw = maxTilesPerWarp(s);
   std::vector<ConvMmaTile> out;
   int64_t maxTw = std::min<int64_t>(64, ceilDiv(s.out[2], 16) * 16);
   for (int tw = 16; tw <= maxTw; tw += 16)
@@ -194,6 +199,9 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
   if (g.ks * g.nt > kMaxFragments)
     return no("the group's weights exceed " + std::to_string(kMaxFragments * 256 / 1024) +
               " KiB of fragments");
+  if (maxTilesPerWarp(s) == 0)
+    return no("the accumulators, lane offsets and statistics of one m16 tile exceed " +
+              std::to_string(kThreadValues) + " values per thread");
   if (candidates(s).empty())
     return no("the input box of the smallest tile exceeds " + std::to_string(kSmemLimit / 1024) +
               " KiB");

@@ -314,6 +314,14 @@ TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
            {0, 0, 0}, false);
   EXPECT_FALSE(convMmaSupports(s, &why));
   EXPECT_EQ(why, "more than 64 output channels per group");
+  // 64 output channels (8 n8 tiles: 32 accumulators per m16 tile), statistics (32 more) and
+  // the lane offsets of 3-channel steps do not fit one thread.
+  s = conv("many", false, 2, 1, 3, 64, 1, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
+           {0, 0, 0}, false);
+  s.accumulateStats = true;
+  EXPECT_FALSE(convMmaSupports(s, &why));
+  EXPECT_EQ(why, "the accumulators, lane offsets and statistics of one m16 tile exceed 64 values "
+                 "per thread");
   s = conv("deep", false, 3, 1, 64, 16, 1, {1, 6, 6}, {3, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1},
            {0, 0, 0}, false);
   EXPECT_FALSE(convMmaSupports(s, &why));
