@@ -1,9 +1,9 @@
 //===- compiler/PlanAnchors.cpp - planning conv / conv_transpose / GEMM groups -----===//
 //
 // An anchor group becomes one to three kernels:
-//  - anchor + epilogue: one kernel of conv_igemm, conv_direct or gemm (conv_igemm runs a
-//    strided transposed convolution as one kernel per output phase, so each conv anchor
-//    kernel below may be several launches on the same buffers);
+//  - anchor + epilogue: one kernel of conv_igemm, conv_direct (conv_mma under TF32) or gemm
+//    (conv_igemm runs a strided transposed convolution as one kernel per output phase, so
+//    each conv anchor kernel below may be several launches on the same buffers);
 //  - norm tail: the anchor kernel also accumulates per-(n, c) sums and sums of squares.
 //    Then either a normalise kernel reads the stored anchor output, or, when running a
 //    direct conv again costs less than writing its output and reading it back, the anchor
@@ -92,10 +92,11 @@ bool hasTf32Mma(llvm::StringRef arch) {
 }
 
 /// A convolution that conv_igemm does not take runs direct: on conv_mma's TF32 tensor cores
-/// where the precision allows TF32 and the target has them, else in FFMA.
-/// Tiles of fewer than four warps (the weights and box of a deep group leave no room for
-/// more in shared memory) do not either: convt3d_lse_hswish_sub_clamp, 16 channels x 27
-/// taps on 64-thread blocks, ran 1.66x slower than on FFMA.
+/// where the precision allows TF32, the target has them and the shape passes the two
+/// thresholds above on a four-warp tile, else in FFMA. (Tiles of fewer warps, where the
+/// weights and box of a deep group leave no room for more in shared memory, lost too:
+/// convt3d_lse_hswish_sub_clamp, 16 channels x 27 taps on 64-thread blocks, ran 1.66x
+/// slower than on FFMA. 1-D outputs too short for four m16 tiles are exempt.)
 bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
   if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(s, nullptr))
     return false;

@@ -9,12 +9,13 @@
 // one SM: every FFMA takes a quarter cycle of issue, and every 4 bytes moved into a lane's
 // register (broadcast weight loads from shared memory as much as input loads) take 1/32 of
 // the 128-byte-per-cycle load path, which the old channel-heavy blocking saturated. The
-// model prefers blockings with several positions per weight and float2 input rows.
+// model prefers blockings with several positions per weight and float2 input rows. A spec
+// with s.math Tf32 is handed to conv_mma (ConvMma.cpp), the same convolution on mma.sync.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvDirect.h"
-#include "compiler/kernels/ConvMma.h"
 
+#include "compiler/kernels/ConvMma.h"
 #include "ir/Error.h"
 
 #include <algorithm>

@@ -35,7 +35,8 @@ void setDirectConvCost(const ConvSpec &s, KernelSource &k);
 /// follow from the attributes, groups not dividing the channels) or when s.math is Tf32x3.
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s);
 
-/// Overrides of the register blocking, for benchmarks that compare blockings (0: the
+/// Overrides of conv_direct's register blocking (conv_mma, s.math Tf32, ignores them), for
+/// benchmarks that compare blockings (0: the
 /// emitter's choice). vh is rounded up to a multiple of the H stride of a transposed conv;
 /// colsPerThread is rounded up to a multiple of the W stride. prefetch: 0 when the blocking
 /// has few FMAs per patch (the emitter's rule), 1 always, -1 never. minBlocks: the kernel's
