@@ -97,13 +97,18 @@ bool hasTf32Mma(llvm::StringRef arch) {
 /// weights and box of a deep group leave no room for more in shared memory, lost too:
 /// convt3d_lse_hswish_sub_clamp, 16 channels x 27 taps on 64-thread blocks, ran 1.66x
 /// slower than on FFMA. 1-D outputs too short for four m16 tiles are exempt.)
+/// The decision is made once per group, before the tail picks the passes, so it is made for
+/// the statistics pass, whose per-thread sums leave the least room: a shape that fits only
+/// without them (many channels, a deep mixed-tap reduction) stays on FFMA in every pass.
 bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
-  if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(s, nullptr))
+  ConvSpec stats = s;
+  stats.accumulateStats = true;
+  if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(stats, nullptr))
     return false;
   int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];
   return convMmaUsefulShare(s) >= kMinMmaUsefulShare &&
          (depth >= kMinMmaReduction || cinG % 8 == 0) &&
-         (chooseConvMmaTile(s).warps == 4 || s.spatialDims == 1);
+         (chooseConvMmaTile(stats).warps == 4 || s.spatialDims == 1);
 }
 
 /// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30

@@ -136,6 +136,24 @@ TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
 }
 
+TEST(ConvTemplateChoice, DirectTensorCoresAreChosenForTheStatisticsPassToo) {
+  // 30 channels (four n8 tiles) of 5 x 27 terms: conv_mma fits a plain pass but not the
+  // statistics pass (16 accumulators + 34 lane offsets + 16 sums per m16 tile), so the whole
+  // group stays on FFMA instead of failing to emit its first kernel.
+  auto r = plan("graph g(%x: f32[2,5,10,12,14], %w: param f32[30,5,3,3,3], %gamma: param f32[30], "
+                "%beta: param f32[30]) { %y = conv(%x, %w) %o = group_norm(%y, %gamma, %beta) "
+                "{groups = 6} return %o }");
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_FALSE(r->plan.kernels.empty());
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_direct.cuh");
+  // Without the norm the same convolution would fit conv_mma, but the choice is one per
+  // shape: it stays on FFMA there too.
+  EXPECT_EQ(summarize("graph g(%x: f32[2,5,10,12,14], %w: param f32[30,5,3,3,3]) { %y = "
+                      "conv(%x, %w) return %y }"),
+            "group anchor+epilogue: conv\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+}
+
 TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
   auto r = plan("graph g(%x: f32[2,48,9], %w: param f32[48,40,4]) { %y = conv_transpose(%x, "
                 "%w) {stride = 3, padding = 1, dilation = 2} return %y }");
