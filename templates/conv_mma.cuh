@@ -190,14 +190,18 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       return koff[s][h];
   };
 
+  // Place of this warp's i-th m16 tile in the block tile: depth, row, first column.
+  auto mtilePlace = [&](int i, int &td, int &th, int &tw) {
+    const int mt = warp * kMW + i;
+    td = mt / (kMCols * kTH), th = mt / kMCols % kTH, tw = mt % kMCols * 16;
+  };
   // Box position of row g of each of this warp's m16 tiles.
   int rowOff[kMW];
 #pragma unroll
   for (int i = 0; i < kMW; ++i) {
-    const int mt = warp * kMW + i;
-    const int mc = mt % kMCols, th = mt / kMCols % kTH, td = mt / (kMCols * kTH);
-    rowOff[i] =
-        (WD::kStep * td * kBH + WH::kStep * th) * kRowStride + kLead + WW::kStep * (mc * 16 + g);
+    int td, th, tw;
+    mtilePlace(i, td, th, tw);
+    rowOff[i] = (WD::kStep * td * kBH + WH::kStep * th) * kRowStride + kLead + WW::kStep * (tw + g);
   }
 
   const cfg::Epilogue epilogue;
@@ -219,6 +223,11 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     for (int q = 0; q < 2; ++q)
       red[nt][q][0] = red[nt][q][1] = 0.f;
 
+  // This lane's B fragment of k8 step s and n8 tile nt, from the staged weights.
+  auto bFragment = [&](int s, int nt, unsigned(&f)[2]) {
+    const uint2 v = reinterpret_cast<const uint2 *>(sB)[(s * kNT + nt) * 32 + lane];
+    f[0] = v.x, f[1] = v.y;
+  };
   unsigned breg[kBInRegs ? kKS : 1][kNT][2];
   for (int it = 0; it < tiles; ++it) {
     if (kBuffers > 1 && it + 1 < tiles)
@@ -236,10 +245,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #pragma unroll
         for (int s = 0; s < kKS; ++s)
 #pragma unroll
-          for (int nt = 0; nt < kNT; ++nt) {
-            const uint2 v = reinterpret_cast<const uint2 *>(sB)[(s * kNT + nt) * 32 + lane];
-            breg[s][nt][0] = v.x, breg[s][nt][1] = v.y;
-          }
+          for (int nt = 0; nt < kNT; ++nt)
+            bFragment(s, nt, breg[s][nt]);
       }
     }
     const float *buf = smem + it % kBuffers * kBoxFloats;
@@ -257,12 +264,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       unsigned bf[kNT][2];
 #pragma unroll
       for (int nt = 0; nt < kNT; ++nt) {
-        if constexpr (kBInRegs) {
+        if constexpr (kBInRegs)
           bf[nt][0] = breg[s][nt][0], bf[nt][1] = breg[s][nt][1];
-        } else {
-          const uint2 v = reinterpret_cast<const uint2 *>(sB)[(s * kNT + nt) * 32 + lane];
-          bf[nt][0] = v.x, bf[nt][1] = v.y;
-        }
+        else
+          bFragment(s, nt, bf[nt]);
       }
       const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
 #pragma unroll
@@ -284,9 +289,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     tileOrigin(st0 + it, od0, oh0, ow0);
 #pragma unroll
     for (int i = 0; i < kMW; ++i) {
-      const int mt = warp * kMW + i;
-      const int od = od0 + mt / (kMCols * kTH), oh = oh0 + mt / kMCols % kTH;
-      const int owBase = ow0 + mt % kMCols * 16 + g;
+      int td, th, tw;
+      mtilePlace(i, td, th, tw);
+      const int od = od0 + td, oh = oh0 + th, owBase = ow0 + tw + g;
       if (od >= kOD || oh >= kOH)
         continue;
       const i64 rowBase = ((i64)od * kOH + oh) * kOW;
