@@ -238,16 +238,10 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
   return best;
 }
 
-llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s) {
-  if (llvm::Error err = checkDirectConvSpec(s))
-    return err;
-  std::string why;
-  if (!convMmaSupports(s, &why))
-    return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
-  return emitConvMma(s, chooseConvMmaTile(s));
-}
+namespace {
 
-llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t) {
+/// What every conv_mma kernel needs of the spec, whatever the tile.
+llvm::Error checkMmaSpec(const ConvSpec &s) {
   if (llvm::Error err = checkDirectConvSpec(s))
     return err;
   if (s.math != MathMode::Tf32)
@@ -255,6 +249,11 @@ llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
+  return llvm::Error::success();
+}
+
+/// The kernel of a checked spec on tile t (checked here).
+llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t) {
   Geometry g = geometry(s);
   int64_t mtiles = int64_t(t.td) * t.th * (t.tw / 16);
   if (t.tw < 16 || t.tw % 16 || t.th < 1 || t.td < 1 || t.tileLoop < 1 ||
@@ -311,6 +310,20 @@ llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t
                  ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory");
   setDirectConvCost(s, k);
   return k;
+}
+
+} // namespace
+
+llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s) {
+  if (llvm::Error err = checkMmaSpec(s))
+    return err;
+  return emitOnTile(s, chooseConvMmaTile(s));
+}
+
+llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &t) {
+  if (llvm::Error err = checkMmaSpec(s))
+    return err;
+  return emitOnTile(s, t);
 }
 
 } // namespace sinter
