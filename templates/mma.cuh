@@ -63,8 +63,12 @@ __device__ __forceinline__ void cpAsync8(void *smem, const void *gmem, bool vali
                "r"(valid ? 8 : 0));
 }
 
-/// Copy 16 bytes global -> shared asynchronously (both 16-byte aligned), bypassing L1;
-/// `bytes` < 16 reads that many and zero-fills the rest.
+/// Copy 16 bytes global -> shared asynchronously (both 16-byte aligned), bypassing L1.
+__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smemAddr(smem)), "l"(gmem));
+}
+
+/// cpAsync16 of which only `bytes` (< 16) are read and the rest zero-filled.
 __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
                "r"(bytes));

@@ -53,20 +53,25 @@ __device__ __forceinline__ float smallPart(float x) {
 /// thread ptid: 16-byte chunks, eight threads per 128-byte row, zero-filled outside. Thread
 /// ptid copies chunk ptid % 8 of rows ptid / 8 + 16 j, which share one swizzle, so that its
 /// addresses are one base plus constant steps (the producer's instruction count bounded the
-/// engine: measured 30% tensor-pipe use when each chunk recomputed its address).
+/// engine: measured 30% tensor-pipe use when each chunk recomputed its address). r0 is a
+/// multiple of ROWS and k0 of 32, so that a matrix of whole tiles needs no bounds tests.
 template <int ROWS, i64 LD, i64 RMAX, i64 KMAX>
 __device__ __forceinline__ void copyTileSwizzled(float *s, const float *g, i64 r0, i64 k0,
                                                  int ptid) {
   constexpr int kRowStep = kProducerThreads / 8;
   static_assert(ROWS % kRowStep == 0, "whole rows per pass");
+  constexpr bool kWholeRows = RMAX % ROWS == 0, kWholeK = KMAX % 32 == 0;
   const int r = ptid >> 3, c = (ptid & 7) * 4;
   float *dst = s + swizzled(r, c);
-  const bool kOk = k0 + c < KMAX;
+  const bool kOk = kWholeK || k0 + c < KMAX;
   const float *src = g + (r0 + r) * LD + k0 + c;
 #pragma unroll
   for (int j = 0; j < ROWS / kRowStep; ++j) {
-    const bool ok = kOk && r0 + r + j * kRowStep < RMAX;
-    mma::cpAsync16(dst + j * kRowStep * 32, ok ? src + (i64)j * kRowStep * LD : g, ok ? 16 : 0);
+    const bool ok = kOk && (kWholeRows || r0 + r + j * kRowStep < RMAX);
+    if (kWholeRows && kWholeK)
+      mma::cpAsync16(dst + j * kRowStep * 32, src + (i64)j * kRowStep * LD);
+    else
+      mma::cpAsync16(dst + j * kRowStep * 32, ok ? src + (i64)j * kRowStep * LD : g, ok ? 16 : 0);
   }
 }
 
@@ -115,6 +120,21 @@ template <int N> __device__ __forceinline__ void fenceOperands(unsigned (&r)[N])
 #pragma unroll
   for (int i = 0; i < N; ++i)
     asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/// bar.sync (or, with ARRIVE, bar.arrive: no waiting) of barrier ID over THREADS threads when
+/// `on`: predicated inside one asm so that code around wgmmas has no branch (ptxas serialises
+/// wgmmas next to divergent paths, C7520).
+template <int ID, int THREADS, bool ARRIVE>
+__device__ __forceinline__ void namedBarrierIf(bool on) {
+  if constexpr (ARRIVE)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p bar.arrive %0, %1;\n}\n" ::"n"(ID),
+                 "n"(THREADS), "r"((int)on)
+                 : "memory");
+  else
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p bar.sync %0, %1;\n}\n" ::"n"(ID),
+                 "n"(THREADS), "r"((int)on)
+                 : "memory");
 }
 
 __device__ __forceinline__ void wgmmaFence() {
@@ -226,10 +246,18 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
         namedBarrier(1, kProducerThreads);
         const float4 *raw = reinterpret_cast<const float4 *>(base + s * L::kStage + BM * 32);
         float4 *small = reinterpret_cast<float4 *>(base + s * L::kStage + L::kRaw);
-        for (int i = tid; i < BN * 32 / 4; i += kProducerThreads) {
-          const float4 v = raw[i];
-          small[i] = make_float4(smallPart(v.x), smallPart(v.y), smallPart(v.z), smallPart(v.w));
-        }
+        // All loads first: the pass is latency-bound, and it bounded the whole engine
+        // (ncu: the producer busy for the whole kernel, half of it here, with the consumers
+        // waiting on `full`).
+        constexpr int kPer = BN * 32 / 4 / kProducerThreads;
+        float4 v[kPer];
+#pragma unroll
+        for (int j = 0; j < kPer; ++j)
+          v[j] = raw[tid + j * kProducerThreads];
+#pragma unroll
+        for (int j = 0; j < kPer; ++j)
+          small[tid + j * kProducerThreads] = make_float4(smallPart(v[j].x), smallPart(v[j].y),
+                                                          smallPart(v[j].z), smallPart(v[j].w));
       }
       fenceProxyAsync();
       mbarArrive(fullBar + s * 8);
@@ -271,18 +299,23 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
     const unsigned a = smem0 + (s * L::kStage + wg * 64 * 32) * 4;
     const unsigned b = smem0 + (s * L::kStage + BM * 32) * 4;
     if constexpr (MATH == mma::kMathTf32x3) {
-      // A's small parts are formed in registers from the stage (the producer forms only B's):
-      // thread (w, g, t) reads its fragment rows 16 w + g (+8), k = 8 kk + t (+4).
+      // A's parts are formed in registers from the stage (the producer forms only B's small
+      // parts): thread (w, g, t) reads its fragment rows 16 w + g (+8), k = 8 kk + t (+4).
+      // All three products take A from registers, so the tensor cores read only B from
+      // shared memory (A through descriptors cost a quarter of the shared-memory bandwidth).
       const float *aTile = base + s * L::kStage + wg * 64 * 32;
       const int lane = tid & 31, row = (tid / 32 % 4) * 16 + lane / 4, t = lane % 4;
-      unsigned aSmall[4][4];
+      unsigned aBig[4][4], aSmall[4][4];
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         const int k = kk * 8 + t;
-        aSmall[kk][0] = __float_as_uint(smallPart(aTile[swizzled(row, k)]));
-        aSmall[kk][1] = __float_as_uint(smallPart(aTile[swizzled(row + 8, k)]));
-        aSmall[kk][2] = __float_as_uint(smallPart(aTile[swizzled(row, k + 4)]));
-        aSmall[kk][3] = __float_as_uint(smallPart(aTile[swizzled(row + 8, k + 4)]));
+        const float v[4] = {aTile[swizzled(row, k)], aTile[swizzled(row + 8, k)],
+                            aTile[swizzled(row, k + 4)], aTile[swizzled(row + 8, k + 4)]};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          aBig[kk][i] = __float_as_uint(v[i]) & 0xffffe000u;
+          aSmall[kk][i] = __float_as_uint(smallPart(v[i]));
+        }
       }
       // The tensor cores' fp32 accumulation drifts over a long K (rel. error 6e-5 at K 8192
       // in one chain): each k tile is summed from zero, its 12 products into `part`, and
@@ -290,14 +323,27 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
       // cores busy while this one waits and adds.
       const unsigned bSmall = smem0 + (s * L::kStage + L::kRaw) * 4;
       float part[BN / 8][4];
+      // Two consumer warpgroups take turns at issuing a k tile's products (barrier 3: the
+      // first has issued tile kt, the second may; barrier 4: the second has, the first may
+      // issue kt + 1), so that the tensor cores run one warpgroup's products while the other
+      // waits for its own, adds them and forms its next A parts; issued together, both
+      // finished together and left the tensor cores idle during that work.
+      if constexpr (kConsumers == 256) {
+        namedBarrierIf<3, kConsumers, false>(wg == 1);
+        namedBarrierIf<4, kConsumers, false>(wg == 0 && kt > 0);
+      }
       wgmmaFence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         wgmmaTf32(part, aSmall[kk], descriptor(b + kk * 32), kk > 0);
-        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(bSmall + kk * 32), 1);
-        wgmmaTf32(part, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
+        wgmmaTf32(part, aBig[kk], descriptor(bSmall + kk * 32), 1);
+        wgmmaTf32(part, aBig[kk], descriptor(b + kk * 32), 1);
       }
       wgmmaCommit();
+      if constexpr (kConsumers == 256) {
+        namedBarrierIf<3, kConsumers, true>(wg == 0);
+        namedBarrierIf<4, kConsumers, true>(wg == 1 && kt + 1 < KTILES);
+      }
       wgmmaWait<0>();
       mbarArrive(emptyBar + s * 8);
 #pragma unroll
