@@ -31,6 +31,21 @@ enum class MathMode : uint8_t {
   Tf32x3, ///< 3xTF32 split products: fp32-accurate on tensor cores
 };
 
+/// A TMA tensor map the runtime encodes at launch (cuTensorMapEncodeTiled) over the tensor in
+/// Buffers slot `slot`: fp32 elements, zeros outside the tensor. The kernel receives the
+/// maps, in this order, in its second parameter (`sinter::TensorMaps`, kernel-abi.md).
+struct TensorMapSpec {
+  int slot = -1;
+  unsigned rank = 2;                 ///< 1 .. 5
+  std::array<uint64_t, 5> dims{};    ///< elements per dimension, innermost first
+  std::array<uint64_t, 4> strides{}; ///< bytes between consecutive indices of dims 1 ..
+  std::array<uint32_t, 5> box{};     ///< elements per copy, innermost first
+  bool swizzle128 = false;           ///< the 128-byte swizzle (else none)
+};
+
+/// At most this many tensor maps per kernel (kernel-abi.md).
+constexpr int kMaxTensorMaps = 4;
+
 struct LaunchConfig {
   std::array<unsigned, 3> grid{1, 1, 1};
   std::array<unsigned, 3> block{1, 1, 1};
@@ -38,6 +53,8 @@ struct LaunchConfig {
   /// The kernel strides over grid[0] units of work with gridDim.x blocks (grid[1], grid[2]
   /// are 1): it is launched with min(grid[0], SM count) blocks, one per SM.
   bool persistent = false;
+  /// Tensor maps passed as the kernel's second parameter; none: a one-parameter kernel.
+  llvm::SmallVector<TensorMapSpec, 2> tensorMaps;
 };
 
 /// A buffer a kernel needs zeroed or filled before it runs (statistics accumulators...).

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -136,6 +137,16 @@ json launchToJson(const LaunchConfig &l) {
             {"shared_bytes", l.sharedBytes}};
   if (l.persistent)
     j["persistent"] = true;
+  for (const TensorMapSpec &t : l.tensorMaps) {
+    json m = {{"slot", t.slot}, {"swizzle128", t.swizzle128}};
+    for (unsigned d = 0; d < t.rank; ++d) {
+      m["dims"].push_back(t.dims[d]);
+      m["box"].push_back(t.box[d]);
+      if (d > 0)
+        m["strides"].push_back(t.strides[d - 1]);
+    }
+    j["tensor_maps"].push_back(std::move(m));
+  }
   return j;
 }
 
@@ -147,6 +158,22 @@ LaunchConfig launchFromJson(const json &j) {
   }
   l.sharedBytes = j.at("shared_bytes").get<unsigned>();
   l.persistent = j.value("persistent", false);
+  // Ranks outside 1 .. 5 and more than kMaxTensorMaps maps are left to validatePlan; a
+  // missing entry throws json's out_of_range like every other missing field.
+  if (j.contains("tensor_maps"))
+    for (const json &m : j.at("tensor_maps")) {
+      TensorMapSpec t;
+      t.slot = m.at("slot").get<int>();
+      t.swizzle128 = m.at("swizzle128").get<bool>();
+      t.rank = unsigned(m.at("dims").size());
+      for (unsigned d = 0; d < std::min(t.rank, 5u); ++d) {
+        t.dims[d] = m.at("dims").at(d).get<uint64_t>();
+        t.box[d] = m.at("box").at(d).get<uint32_t>();
+        if (d > 0)
+          t.strides[d - 1] = m.at("strides").at(d - 1).get<uint64_t>();
+      }
+      l.tensorMaps.push_back(t);
+    }
   return l;
 }
 

@@ -76,7 +76,8 @@ namespace sinter {
   X(cuGraphInstantiate)                                                                            \
   X(cuGraphLaunch)                                                                                 \
   X(cuGraphExecDestroy)                                                                            \
-  X(cuGraphDestroy)
+  X(cuGraphDestroy)                                                                                \
+  X(cuTensorMapEncodeTiled)
 
 /// The resolved driver entry points. Call them as `api.cuMemAlloc(...)`.
 struct DriverApi {

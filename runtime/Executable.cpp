@@ -38,6 +38,36 @@ struct BuffersArg {
 };
 static_assert(sizeof(CUdeviceptr) == sizeof(void *), "Buffers holds device pointers");
 
+/// The second kernel parameter of kernels with tensor maps (templates/common.cuh's
+/// TensorMaps): always kMaxTensorMaps maps, the unused ones zero.
+struct TensorMapsArg {
+  CUtensorMap m[kMaxTensorMaps];
+};
+static_assert(sizeof(TensorMapsArg) == 128 * kMaxTensorMaps, "CUtensorMap is 128 bytes");
+
+/// Encodes the tensor maps of kernel `k` over the addresses in `arg`.
+llvm::Error encodeTensorMaps(const DriverApi &api, const KernelSpec &k, const BuffersArg &arg,
+                             TensorMapsArg &maps) {
+  if (!api.cuTensorMapEncodeTiled)
+    return makeError("kernel '" + k.name +
+                     "' reads through TMA tensor maps, which this CUDA driver cannot encode");
+  for (size_t i = 0; i < k.launch.tensorMaps.size(); ++i) {
+    const TensorMapSpec &t = k.launch.tensorMaps[i];
+    std::array<cuuint32_t, 5> elementStrides{1, 1, 1, 1, 1};
+    if (auto err = cuCheck(
+            api.cuTensorMapEncodeTiled(
+                &maps.m[i], CU_TENSOR_MAP_DATA_TYPE_FLOAT32, t.rank,
+                reinterpret_cast<void *>(uintptr_t(arg.p[t.slot])), t.dims.data(), t.strides.data(),
+                t.box.data(), elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                t.swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            "encoding tensor map " + std::to_string(i) + " (slot " + std::to_string(t.slot) +
+                ") of kernel '" + k.name + "' (the tensor must be 16-byte aligned)"))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
 /// Makes sinter's context current on the calling thread: modules and functions belong to
 /// it, so an Executable may be used from any thread.
 llvm::Error bindContext() {
@@ -398,8 +428,12 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
       BuffersArg arg{};
       for (size_t s = 0; s < st.slots.size(); ++s)
         arg.p[s] = st.slots[s] >= 0 ? addr[st.slots[s]] : 0;
-      void *params[] = {&arg};
+      TensorMapsArg maps{};
+      void *params[] = {&arg, &maps};
       const LaunchConfig &l = k.launch;
+      if (!l.tensorMaps.empty())
+        if (auto err = encodeTensorMaps(api, k, arg, maps))
+          return err;
       const unsigned blocks =
           l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
                        : l.grid[0];

@@ -13,6 +13,16 @@ namespace sinter {
 
 llvm::Error validatePlan(const ExecutablePlan &plan) {
   int nb = int(plan.buffers.size()), nk = int(plan.kernels.size());
+  for (const KernelSpec &k : plan.kernels) {
+    if (k.launch.tensorMaps.size() > size_t(kMaxTensorMaps))
+      return makeError("plan: kernel '" + k.name + "' has " +
+                       std::to_string(k.launch.tensorMaps.size()) + " tensor maps, at most " +
+                       std::to_string(kMaxTensorMaps));
+    for (const TensorMapSpec &t : k.launch.tensorMaps)
+      if (t.rank < 1 || t.rank > 5)
+        return makeError("plan: kernel '" + k.name + "' has a tensor map of rank " +
+                         std::to_string(t.rank) + " (1 to 5)");
+  }
   for (int i = 0; i < nb; ++i) {
     const BufferSpec &b = plan.buffers[i];
     if (b.bytes < 0)
@@ -47,6 +57,11 @@ llvm::Error validatePlan(const ExecutablePlan &plan) {
         if (b < -1 || b >= nb)
           return makeError(where + " ('" + plan.kernels[st.kernel].name + "') binds buffer " +
                            std::to_string(b) + " of " + std::to_string(nb));
+      for (const TensorMapSpec &t : plan.kernels[st.kernel].launch.tensorMaps)
+        if (t.slot < 0 || size_t(t.slot) >= st.slots.size() || st.slots[t.slot] < 0)
+          return makeError(where + " ('" + plan.kernels[st.kernel].name +
+                           "') has a tensor map over slot " + std::to_string(t.slot) +
+                           ", which it does not bind");
       break;
     case Step::Kind::Fill:
       if (st.buffer < 0 || st.buffer >= nb)

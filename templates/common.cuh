@@ -1,9 +1,11 @@
 //===- templates/common.cuh - the kernel ABI and small device helpers --------------===//
 //
-// Every sinter kernel has the same signature: one `sinter::Buffers` argument passed by
-// value, an array of device pointers whose slots each template documents (inputs, weights,
-// outputs, workspace). The runtime fills the slots from the launch list; the generated
-// prologue names the kernel through SINTER_KERNEL and sets the template's constants.
+// Every sinter kernel takes a `sinter::Buffers` argument passed by value, an array of device
+// pointers whose slots each template documents (inputs, weights, outputs, workspace). The
+// runtime fills the slots from the launch list; the generated prologue names the kernel
+// through SINTER_KERNEL and sets the template's constants. Kernels that copy through TMA
+// take a second argument, `const __grid_constant__ sinter::TensorMaps`, which the runtime
+// encodes at each launch from the launch's tensor-map list (kernel-abi.md).
 //
 // This header, like every template, includes no system or libcu++ headers so that NVRTC
 // compiles it fast and without an include path.
@@ -18,6 +20,15 @@ constexpr int kMaxBuffers = 16;
 /// The one kernel argument: device pointers by slot.
 struct Buffers {
   void *p[kMaxBuffers];
+};
+
+/// The optional second kernel argument: up to four TMA tensor maps (CUtensorMap, opaque
+/// 128-byte objects encoded by the driver), in the order of the launch's list.
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+struct TensorMaps {
+  TensorMap m[4];
 };
 
 template <class T> __device__ __forceinline__ T *slot(const Buffers &b, int i) {

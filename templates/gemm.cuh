@@ -16,14 +16,16 @@
 // copies and multiplies, sm_80 and later); 1 is the sm_90a wgmma engine of wgmma.cuh (a
 // producer warpgroup copies, BM / 64 consumer warpgroups multiply; B must be [N, K] and K a
 // multiple of 4), whose consumer warps are laid out as kWarpsM = BM / 16 warps of one
-// column span, so that the epilogue below serves both.
+// column span, so that the epilogue below serves both. With kTma (unbatched products) its
+// producer copies A and B with TMA through the kernel's tensor maps 0 (A as [M][K]) and 1
+// (B as [N][K]), which zero-fill what lies outside the matrices.
 //
 // Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 6 gamma, 7 beta.
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
-// kEngine; structs Epilogue and PostNorm.
+// kEngine, kTma; structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
@@ -204,10 +206,22 @@ __device__ __forceinline__ void mmaSyncLoop(float (&acc)[kMI][kNI][4], float *sm
 /// no accumulators (the wgmma producer); the others get their rows in acc and in tid their
 /// index among the accumulator threads.
 template <int E>
-__device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *smem,
-                                            const float *A, const float *B, i64 m0, i64 n0,
-                                            int &tid) {
-  if constexpr (E == 1) {
+__device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *smem, const float *A,
+                                            const float *B, const sinter::TensorMaps &tm, i64 m0,
+                                            i64 n0, int &tid) {
+  if constexpr (E == 1 && cfg::kTma) {
+    // A and B through tensor maps 0 and 1 ([K innermost, rows], boxes 32 x kBM / 32 x kBN).
+    float *base = sinter::sm90::alignedBase(smem);
+    auto load = [&](int kt, float *as, float *bs, unsigned bar) {
+      const int k0 = kt * cfg::kBK;
+      sinter::sm90::tmaLoad2d(sinter::mma::smemAddr(as), tm.m[0], k0, int(m0), bar);
+      sinter::sm90::tmaLoad2d(sinter::mma::smemAddr(bs), tm.m[1], k0, int(n0), bar);
+    };
+    if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath,
+                                true>(acc[0], base, tid, load))
+      return false;
+    tid -= sinter::sm90::kProducerThreads;
+  } else if constexpr (E == 1) {
     float *base = sinter::sm90::alignedBase(smem);
     auto load = [&](int kt, float *as, float *bs, int ptid) {
       const i64 k0 = (i64)kt * cfg::kBK;
@@ -228,7 +242,7 @@ __device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *sm
 } // namespace gemm
 
 extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b) {
+    SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
   using namespace gemm;
   extern __shared__ __align__(16) float smem[];
   const i64 m0 = (i64)blockIdx.y * cfg::kBM;
@@ -245,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlock
   float acc[kMI][kNI][4];
   // The accumulator threads: every thread (mma.sync), the consumer warpgroups (wgmma).
   int tid = threadIdx.x;
-  if (!computeTile<cfg::kEngine>(acc, smem, A, B, m0, n0, tid))
+  if (!computeTile<cfg::kEngine>(acc, smem, A, B, tm, m0, n0, tid))
     return;
   const int lane = tid & 31, warp = tid >> 5;
   const int wmI = warp % cfg::kWarpsM, wnI = warp / cfg::kWarpsM;

@@ -103,6 +103,24 @@ __device__ __forceinline__ void mbarWait(unsigned bar, unsigned parity) {
   } while (!done);
 }
 
+/// Arrives on the barrier (count 1) and adds `bytes` to the transaction bytes its current
+/// phase waits for (the TMA copies that complete on it).
+__device__ __forceinline__ void mbarArriveExpectTx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+/// TMA copy of the box at (x, y) (x innermost, in elements) of the 2-D tensor map `map` to
+/// shared address `dst`, its bytes completing on barrier `bar`. Outside the tensor the box
+/// reads zeros.
+__device__ __forceinline__ void tmaLoad2d(unsigned dst, const TensorMap &map, int x, int y,
+                                          unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(bar)
+               : "memory");
+}
+
 /// Orders this thread's ordinary shared-memory writes before later reads by the tensor cores.
 __device__ __forceinline__ void fenceProxyAsync() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -197,13 +215,14 @@ SINTER_WGMMA_TF32(256, 128, 129, 130, 131, 132, 133)
 #undef SINTER_WG_D1
 
 /// Shared-memory plan of the engine: STAGES stages of A [BM][32] and B [BN][32] floats (and
-/// for 3xTF32 B's small parts [BN][32]), then the full and empty barriers.
+/// for 3xTF32 B's small parts [BN][32]), then the full, empty and (TMA with 3xTF32) landed
+/// barriers.
 template <int BM, int BN, int STAGES, int MATH> struct Layout {
   static constexpr int kRaw = (BM + BN) * 32; // floats
   static constexpr int kStage = MATH == mma::kMathTf32x3 ? kRaw + BN * 32 : kRaw; // floats
   static constexpr int kBarriers = STAGES * kStage * 4;                  // byte offset
   /// Dynamic shared memory to request: the stages, the barriers, 1 KiB for alignment.
-  static constexpr int kBytes = kBarriers + 2 * STAGES * 8 + 1024;
+  static constexpr int kBytes = kBarriers + 3 * STAGES * 8 + 1024;
 };
 
 /// The 1024-byte aligned start of the engine's shared memory.
@@ -212,11 +231,14 @@ __device__ __forceinline__ float *alignedBase(float *smem) {
   return smem + (((a + 1023u) & ~1023u) - a) / 4;
 }
 
-/// The main loop over KTILES k tiles of 32. `load(kt, aTile, bTile, ptid)` is called by each
-/// producer thread (ptid 0..127) and issues that thread's cp.async copies of k tile kt into
-/// the swizzled tiles. Returns false in producer threads (they have nothing more to do);
-/// consumer threads return true with acc holding their rows (see the header).
-template <int BM, int BN, int KTILES, int STAGES, int MATH, class Load>
+/// The main loop over KTILES k tiles of 32. Without TMA, `load(kt, aTile, bTile, ptid)` is
+/// called by each producer thread (ptid 0..127) and issues that thread's cp.async copies of k
+/// tile kt into the swizzled tiles. With TMA, `load(kt, aTile, bTile, bar)` is called by
+/// producer thread 0 alone and issues the tile's tensor copies (A: BM x 32, B: BN x 32 floats,
+/// in the 128-byte swizzle) completing on barrier `bar`, whose expected bytes are set here.
+/// Returns false in producer threads (they have nothing more to do); consumer threads return
+/// true with acc holding their rows (see the header).
+template <int BM, int BN, int KTILES, int STAGES, int MATH, bool TMA = false, class Load>
 __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, int tid,
                                          Load &&load) {
   using L = Layout<BM, BN, STAGES, MATH>;
@@ -224,26 +246,50 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma widths instantiated above");
   static_assert(STAGES >= 2, "a ring needs two stages");
   constexpr int kConsumers = BM / 64 * 128;
+  constexpr bool kX3 = MATH == mma::kMathTf32x3;
+  // TF32 with TMA: the copies complete the full barrier themselves (one arrival, with the
+  // bytes expected); otherwise every producer thread arrives once its stage is ready.
+  constexpr int kFullArrivals = TMA && !kX3 ? 1 : kProducerThreads;
+  constexpr unsigned kTileBytes = (BM + BN) * 32 * 4;
   const unsigned smem0 = mma::smemAddr(base);
-  const unsigned fullBar = smem0 + L::kBarriers, emptyBar = fullBar + STAGES * 8;
+  const unsigned fullBar = smem0 + L::kBarriers, emptyBar = fullBar + STAGES * 8,
+                 landedBar = emptyBar + STAGES * 8;
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
-      mbarInit(fullBar + s * 8, kProducerThreads);
+      mbarInit(fullBar + s * 8, kFullArrivals);
       mbarInit(emptyBar + s * 8, kConsumers);
+      mbarInit(landedBar + s * 8, 1);
     }
+    // The barriers' initialisation is visible to the TMA unit's completions.
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
   // No setmaxnreg: with it ptxas 13.0 failed to allocate (C7600) even for 64 accumulators;
   // the widest tile needs 154 registers, inside the 168 that 384 threads leave.
   if (tid < kProducerThreads) {
-    // Ready stage kt % STAGES for the tensor cores: every producer's copies have landed;
-    // for 3xTF32 write the small parts.
+    if constexpr (TMA && !kX3) {
+      if (tid == 0)
+        for (int kt = 0; kt < KTILES; ++kt) {
+          const int s = kt % STAGES;
+          if (kt >= STAGES)
+            mbarWait(emptyBar + s * 8, (kt / STAGES - 1) & 1);
+          float *stage = base + s * L::kStage;
+          mbarArriveExpectTx(fullBar + s * 8, kTileBytes);
+          load(kt, stage, stage + BM * 32, fullBar + s * 8);
+        }
+      return false;
+    }
+    // Ready stage kt % STAGES for the tensor cores: every producer's copies (TMA: the
+    // tile's tensor copies) have landed; for 3xTF32 write the small parts.
     auto publish = [&](int kt) {
       const int s = kt % STAGES;
-      if constexpr (MATH == mma::kMathTf32x3) {
-        namedBarrier(1, kProducerThreads);
+      if constexpr (TMA)
+        mbarWait(landedBar + s * 8, (kt / STAGES) & 1);
+      if constexpr (kX3) {
+        if constexpr (!TMA)
+          namedBarrier(1, kProducerThreads);
         const float4 *raw = reinterpret_cast<const float4 *>(base + s * L::kStage + BM * 32);
         float4 *small = reinterpret_cast<float4 *>(base + s * L::kStage + L::kRaw);
         // All loads first: the pass is latency-bound, and it bounded the whole engine
@@ -269,20 +315,30 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
       const int s = kt % STAGES;
       if (kt >= STAGES) {
         if constexpr (STAGES == 2) {
-          mma::cpAsyncWait<0>();
+          if constexpr (!TMA)
+            mma::cpAsyncWait<0>();
           publish(kt - 1);
         }
         mbarWait(emptyBar + s * 8, (kt / STAGES - 1) & 1);
       }
       float *stage = base + s * L::kStage;
-      load(kt, stage, stage + BM * 32, tid);
-      mma::cpAsyncCommit();
+      if constexpr (TMA) {
+        if (tid == 0) {
+          mbarArriveExpectTx(landedBar + s * 8, kTileBytes);
+          load(kt, stage, stage + BM * 32, landedBar + s * 8);
+        }
+      } else {
+        load(kt, stage, stage + BM * 32, tid);
+        mma::cpAsyncCommit();
+      }
       if (kt > 0 && (STAGES > 2 || kt < STAGES)) {
-        mma::cpAsyncWait<1>();
+        if constexpr (!TMA)
+          mma::cpAsyncWait<1>();
         publish(kt - 1);
       }
     }
-    mma::cpAsyncWait<0>();
+    if constexpr (!TMA)
+      mma::cpAsyncWait<0>();
     publish(KTILES - 1);
     return false;
   }

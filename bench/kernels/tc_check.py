@@ -28,6 +28,20 @@ def ck(r, what):
         raise RuntimeError(f"{what}: {name.value.decode() if name.value else r}")
 
 
+def encode_tensor_map(dst, tensor, m):
+    """cuTensorMapEncodeTiled into the 128 bytes at dst: fp32, no interleave, the 128-byte
+    swizzle or none, L2 promotion 256 B, zeros outside (the runtime's choices)."""
+    rank = len(m["dims"])
+    dims = (ctypes.c_uint64 * rank)(*m["dims"])
+    strides = (ctypes.c_uint64 * max(rank - 1, 1))(*(m["strides"] or [0]))
+    box = (ctypes.c_uint32 * rank)(*m["box"])
+    ones = (ctypes.c_uint32 * rank)(*([1] * rank))
+    ck(cuda.cuTensorMapEncodeTiled(ctypes.c_void_p(dst), 7, rank, ctypes.c_void_p(tensor.data_ptr()),
+                                   dims, strides, box, ones, 0, 3 if m["swizzle128"] else 0,
+                                   int(os.environ.get("TC_L2_PROMOTION", "3")), 0),
+       "cuTensorMapEncodeTiled")
+
+
 class Kernel:
     def __init__(self, cubin, name, smem):
         self.mod = ctypes.c_void_p()
@@ -41,9 +55,15 @@ class Kernel:
         self.regs = regs.value
         self.smem = smem
 
-    def launch(self, grid, block, slots):
+    def launch(self, grid, block, slots, tensor_maps=()):
         buf = (ctypes.c_uint64 * 16)(*[(t.data_ptr() if t is not None else 0) for t in slots])
-        params = (ctypes.c_void_p * 1)(ctypes.addressof(buf))
+        # The second argument of kernels that copy through TMA (kernel-abi.md): four 128-byte
+        # maps, 64-byte aligned, encoded as the runtime does.
+        maps = ctypes.create_string_buffer(4 * 128 + 64)
+        base = (ctypes.addressof(maps) + 63) // 64 * 64
+        for i, m in enumerate(tensor_maps):
+            encode_tensor_map(base + 128 * i, slots[m["slot"]], m)
+        params = (ctypes.c_void_p * 2)(ctypes.addressof(buf), base)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         ck(cuda.cuLaunchKernel(self.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2],
                                self.smem, stream, params, None), "launch")
@@ -75,7 +95,7 @@ class Launches:
             grid = list(kk["grid"])
             if kk.get("persistent"):  # as the runtime launches it: at most one block per SM
                 grid[0] = min(grid[0], torch.cuda.get_device_properties(0).multi_processor_count)
-            k.launch(grid, kk["block"], slots)
+            k.launch(grid, kk["block"], slots, kk.get("tensor_maps", ()))
 
 
 def epi(name, v):

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace sinter {
@@ -51,7 +52,7 @@ int wgmmaSharedBytes(const GemmSpec &s, const GemmTile &t) {
   int stage = (t.bm + t.bn) * 32 * 4;
   if (tensorCoreMathConstant(s.math) == 2)
     stage += t.bn * 32 * 4;
-  return t.stages * stage + 2 * t.stages * 8 + 1024;
+  return t.stages * stage + 3 * t.stages * 8 + 1024;
 }
 
 } // namespace
@@ -215,6 +216,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constant("kMinBlocks", tile.minBlocks);
   w.constant("kMath", tensorCoreMathConstant(s.math));
   w.constant("kEngine", tile.wgmma ? 1 : 0);
+  // The wgmma engine copies through TMA when one tensor map per operand covers the product:
+  // no batch (a batched product's operands would need maps with broadcast strides).
+  const bool tma = tile.wgmma && tile.tma && batch == 1;
+  w.constantBool("kTma", tma);
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
 
@@ -225,13 +230,25 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn), unsigned((s.M + tile.bm - 1) / tile.bm),
                    unsigned(batch)};
   k.launch.block = {unsigned(threads + (tile.wgmma ? 128 : 0)), 1, 1};
+  if (tma)
+    for (auto [slot, rows, boxRows] : {std::tuple{0, s.M, tile.bm}, std::tuple{1, s.N, tile.bn}}) {
+      TensorMapSpec t;
+      t.slot = slot;
+      t.rank = 2;
+      t.dims = {uint64_t(s.K), uint64_t(rows)};
+      t.strides = {uint64_t(s.K) * 4};
+      t.box = {32, uint32_t(boxRows)};
+      t.swizzle128 = true;
+      k.launch.tensorMaps.push_back(t);
+    }
   int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
   k.launch.sharedBytes = tile.wgmma ? unsigned(wgmmaSharedBytes(s, tile))
                                     : unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
   k.tileConfig = tileName() + ", " +
                  (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
                              : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
-                 ", " + std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+                 ", " + std::to_string(tile.stages) + " stages" + (tma ? " (TMA)" : "") + ", " +
+                 tensorCoreMathName(s.math) +
                  (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);

@@ -33,6 +33,9 @@ struct GemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 3;
   int minBlocks = 1; ///< blocks per SM the register budget must allow
   bool wgmma = false;
+  /// wgmma engine: copy A and B with TMA where the product allows it (no batch), else with
+  /// the producer's cp.async copies.
+  bool tma = true;
 };
 
 /// Whether `s` can run on the wgmma engine: the target has it, B is [N, K], and every row and

@@ -296,6 +296,51 @@ TEST(Gemm, S3LaunchAndWorkspace) {
   EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 3 stages, 3xtf32, norm groups of 16");
 }
 
+TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
+  auto find = [](const std::string &name) {
+    for (const GemmCase &g : gemmCases())
+      if (g.spec.kernelName == name)
+        return g;
+    ADD_FAILURE() << "no case " << name;
+    return GemmCase{};
+  };
+  GemmSpec s3 = find("s3_linear_gn_min").spec;
+  s3.wgmma = true;
+  auto k = emitGemm(s3);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_NE(k->source.find("constexpr bool kTma = true;"), std::string::npos);
+  ASSERT_EQ(k->launch.tensorMaps.size(), 2u);
+  // A [1024, 8192] and B [8192, 8192], K innermost, 32-float boxes of the tile's rows.
+  for (int i = 0; i < 2; ++i) {
+    const TensorMapSpec &t = k->launch.tensorMaps[i];
+    EXPECT_EQ(t.slot, i);
+    EXPECT_EQ(t.rank, 2u);
+    EXPECT_EQ(t.dims[0], 8192u);
+    EXPECT_EQ(t.dims[1], i == 0 ? 1024u : 8192u);
+    EXPECT_EQ(t.strides[0], 8192u * 4);
+    EXPECT_EQ(t.box[0], 32u);
+    EXPECT_EQ(t.box[1], 128u);
+    EXPECT_TRUE(t.swizzle128);
+  }
+  EXPECT_NE(k->tileConfig.find("(TMA)"), std::string::npos) << k->tileConfig;
+
+  GemmTile copies = chooseWgmmaTile(s3);
+  copies.tma = false;
+  auto c = emitGemm(s3, copies);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_NE(c->source.find("constexpr bool kTma = false;"), std::string::npos);
+  EXPECT_TRUE(c->launch.tensorMaps.empty());
+
+  GemmSpec batched = find("linear_batched_tf32").spec;
+  batched.wgmma = true;
+  ASSERT_TRUE(gemmFitsWgmma(batched));
+  auto b = emitGemm(batched);
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  EXPECT_GT(b->launch.grid[2], 1u);
+  EXPECT_NE(b->source.find("constexpr bool kTma = false;"), std::string::npos);
+  EXPECT_TRUE(b->launch.tensorMaps.empty());
+}
+
 TEST(Gemm, WideNormGroupsGetWholeWarps) {
   GemmSpec s;
   s.kernelName = "g64";
@@ -409,6 +454,24 @@ nlohmann::json workspaceJson(const KernelSource &k) {
   return list;
 }
 
+/// The tensor maps the harness encodes before each launch: {slot, dims, strides, box,
+/// swizzle128}, dims and box innermost first, strides in bytes for dims 1 ...
+nlohmann::json tensorMapsJson(const KernelSource &k) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const TensorMapSpec &t : k.launch.tensorMaps) {
+    nlohmann::json m = {{"slot", t.slot}, {"swizzle128", t.swizzle128}};
+    m["strides"] = nlohmann::json::array();
+    for (unsigned d = 0; d < t.rank; ++d) {
+      m["dims"].push_back(t.dims[d]);
+      m["box"].push_back(t.box[d]);
+      if (d > 0)
+        m["strides"].push_back(t.strides[d - 1]);
+    }
+    list.push_back(std::move(m));
+  }
+  return list;
+}
+
 nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> ks) {
   nlohmann::json list = nlohmann::json::array();
   double flops = 0, bytes = 0;
@@ -420,7 +483,8 @@ nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> 
                     {"smem", k.launch.sharedBytes},
                     {"persistent", k.launch.persistent},
                     {"tile", k.tileConfig},
-                    {"workspace", workspaceJson(k)}});
+                    {"workspace", workspaceJson(k)},
+                    {"tensor_maps", tensorMapsJson(k)}});
     flops += k.flops;
     bytes += k.bytes;
   }
@@ -487,8 +551,14 @@ TEST(Dump, ForGpuHarness) {
     std::string name = g.spec.kernelName;
     g.spec.kernelName = name + "_wg";
     gemms.push_back(g);
-    if (g.bench)
+    if (g.bench) { // the chosen tile also with the producer's cp.async copies (suffix _wgc)
+      GemmTile copies = chooseWgmmaTile(g.spec);
+      copies.tma = false;
+      g.spec.kernelName = name + "_wgc";
+      forcedTiles[g.spec.kernelName] = copies;
+      gemms.push_back(g);
       continue;
+    }
     std::vector<GemmTile> tiles = wgmmaTiles(g.spec.math);
     for (size_t t = 0; t < tiles.size(); ++t) {
       if (g.spec.normGroupCols > 0 && tiles[t].bn % g.spec.normGroupCols)

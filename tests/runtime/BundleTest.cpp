@@ -52,6 +52,16 @@ ExecutablePlan samplePlan() {
     k.launch.block = {256, 1, 1};
     k.launch.sharedBytes = 70000;
     k.launch.persistent = std::string(name) == "first_kernel";
+    if (k.launch.persistent) { // one TMA tensor map over x (slot 0), 8 x 16 boxes
+      TensorMapSpec t;
+      t.slot = 0;
+      t.rank = 2;
+      t.dims = {8, 16};
+      t.strides = {32};
+      t.box = {8, 16};
+      t.swizzle128 = true;
+      k.launch.tensorMaps.push_back(t);
+    }
     k.group = "elementwise chain";
     k.flops = 1234;
     k.bytes = 5678;
@@ -155,6 +165,15 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[1].launch.sharedBytes, 70000u);
   EXPECT_TRUE(r.kernels[0].launch.persistent);
   EXPECT_FALSE(r.kernels[1].launch.persistent);
+  ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 1u);
+  const TensorMapSpec &t = r.kernels[0].launch.tensorMaps[0];
+  EXPECT_EQ(t.slot, 0);
+  EXPECT_EQ(t.rank, 2u);
+  EXPECT_EQ(t.dims, (std::array<uint64_t, 5>{8, 16, 0, 0, 0}));
+  EXPECT_EQ(t.strides, (std::array<uint64_t, 4>{32, 0, 0, 0}));
+  EXPECT_EQ(t.box, (std::array<uint32_t, 5>{8, 16, 0, 0, 0}));
+  EXPECT_TRUE(t.swizzle128);
+  EXPECT_TRUE(r.kernels[1].launch.tensorMaps.empty());
   EXPECT_EQ(r.kernels[1].flops, 1234);
   EXPECT_EQ(r.kernels[1].bytes, 5678);
   ASSERT_EQ(r.steps.size(), 3u);
@@ -236,6 +255,19 @@ TEST_F(BundleTest, RefusesAMalformedManifest) {
   EXPECT_EQ(readError(), bundle + "/manifest.json: plan: step 1 launches kernel 7 of 2");
 
   ASSERT_FALSE(bool(writeBundle(bundle, plan, cubins, false)));
+  editManifest([](nlohmann::json &m) { m["kernels"][0]["launch"]["tensor_maps"][0].erase("box"); });
+  EXPECT_EQ(readError(), bundle + "/manifest.json: key 'box' not found");
+
+  ASSERT_FALSE(bool(writeBundle(bundle, plan, cubins, false)));
+  editManifest([](nlohmann::json &m) {
+    nlohmann::json &t = m["kernels"][0]["launch"]["tensor_maps"][0];
+    t["dims"] = t["box"] = {1, 2, 3, 4, 5, 6};
+    t["strides"] = {16, 32, 64, 128, 256};
+  });
+  EXPECT_EQ(readError(), bundle + "/manifest.json: plan: kernel 'first_kernel' has a tensor map "
+                                  "of rank 6 (1 to 5)");
+
+  ASSERT_FALSE(bool(writeBundle(bundle, plan, cubins, false)));
   editManifest([](nlohmann::json &m) { m["kernels"][0]["cubin"] = "../../etc/passwd"; });
   EXPECT_EQ(readError(), bundle + "/manifest.json: kernel 'first_kernel' names cubin "
                                   "'../../etc/passwd', not a file of the bundle");
@@ -256,6 +288,18 @@ TEST(PlanValidation, CatchesBadIndices) {
   p.buffers[3].bytes = 6;
   EXPECT_EQ(llvm::toString(validatePlan(p)),
             "plan: step 0 fills buffer 'stats' of 6 bytes, not a whole number of 32-bit words");
+  p = samplePlan();
+  p.kernels[0].launch.tensorMaps[0].slot = 2; // slot 2 of the first launch is unbound
+  EXPECT_EQ(llvm::toString(validatePlan(p)),
+            "plan: step 1 ('first_kernel') has a tensor map over slot 2, which it does not bind");
+  p = samplePlan();
+  p.kernels[0].launch.tensorMaps[0].rank = 6;
+  EXPECT_EQ(llvm::toString(validatePlan(p)),
+            "plan: kernel 'first_kernel' has a tensor map of rank 6 (1 to 5)");
+  p = samplePlan();
+  p.kernels[0].launch.tensorMaps.resize(kMaxTensorMaps + 1, p.kernels[0].launch.tensorMaps[0]);
+  EXPECT_EQ(llvm::toString(validatePlan(p)),
+            "plan: kernel 'first_kernel' has 5 tensor maps, at most 4");
   p = samplePlan();
   p.buffers[4].bytes = 1 << 20;
   EXPECT_EQ(llvm::toString(validatePlan(p)),
