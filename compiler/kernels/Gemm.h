@@ -34,7 +34,7 @@ struct GemmTile {
   int minBlocks = 1; ///< blocks per SM the register budget must allow
   bool wgmma = false;
   /// wgmma engine: copy A and B with TMA where the product allows it (no batch), else with
-  /// the producer's cp.async copies.
+  /// the producer's cp.async copies (chooseWgmmaTile sets it per math mode).
   bool tma = true;
 };
 

@@ -190,8 +190,8 @@ inline std::vector<MmaVariant> mmaVariants() {
   return {{"c2d_g3_d2", {1, 2, 32, 4, 2}},       {"t2d_s1_g8", {1, 4, 16, 2, 4}},
           {"c2d_wide_cout", {1, 4, 16, 4, 3}},   {"c3d_clamp_s2", {2, 2, 16, 1, 2}},
           {"t2d_s1_vec", {1, 8, 16, 4, 5}},      {"c1d_pad", {1, 1, 64, 4, 1}},
-          {"s1_conv3d_stats", {1, 4, 32, 4, 4}}, {"c3d_s122", {2, 2, 16, 4, 3, false}},
-          {"t2d_s1_g8", {1, 4, 16, 4, 2, false}}};
+          {"s1_conv3d_stats", {1, 4, 32, 4, 4}}, {"s1_conv3d_stats", {2, 2, 32, 4, 4}},
+          {"c3d_s122", {2, 2, 16, 4, 3, false}}, {"t2d_s1_g8", {1, 4, 16, 4, 2, false}}};
 }
 
 struct NormCase {

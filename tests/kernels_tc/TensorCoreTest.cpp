@@ -331,6 +331,13 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   EXPECT_NE(c->source.find("constexpr bool kTma = false;"), std::string::npos);
   EXPECT_TRUE(c->launch.tensorMaps.empty());
 
+  GemmSpec tf32 = find("linear_8192_tf32").spec;
+  tf32.wgmma = true;
+  EXPECT_FALSE(chooseWgmmaTile(tf32).tma) << "TF32 keeps the producer's copies (measured)";
+  auto plain = emitGemm(tf32);
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  EXPECT_TRUE(plain->launch.tensorMaps.empty());
+
   GemmSpec batched = find("linear_batched_tf32").spec;
   batched.wgmma = true;
   ASSERT_TRUE(gemmFitsWgmma(batched));
@@ -551,11 +558,11 @@ TEST(Dump, ForGpuHarness) {
     std::string name = g.spec.kernelName;
     g.spec.kernelName = name + "_wg";
     gemms.push_back(g);
-    if (g.bench) { // the chosen tile also with the producer's cp.async copies (suffix _wgc)
-      GemmTile copies = chooseWgmmaTile(g.spec);
-      copies.tma = false;
-      g.spec.kernelName = name + "_wgc";
-      forcedTiles[g.spec.kernelName] = copies;
+    if (g.bench) { // the chosen tile also with the other copy path (_wgcp: cp.async, _wgtma)
+      GemmTile other = chooseWgmmaTile(g.spec);
+      other.tma = !other.tma;
+      g.spec.kernelName = name + (other.tma ? "_wgtma" : "_wgcp");
+      forcedTiles[g.spec.kernelName] = other;
       gemms.push_back(g);
       continue;
     }
