@@ -2,10 +2,11 @@
 //
 // The sm_90a main loop of the tensor-core templates (gemm.cuh when cfg::kEngine is 1). A
 // block has one producer warpgroup and BM / 64 consumer warpgroups. The producer fills a
-// ring of shared-memory stages with the template's own loader (cp.async, so that gathers
-// such as a convolution's im2col would need no tensor map), waits for
-// its copies, prepares the stage for 3xTF32 (below), makes the writes visible to the tensor
-// cores' proxy and signals the stage's `full` mbarrier. Each consumer warpgroup multiplies
+// ring of shared-memory stages with the template's own loader: TMA tensor copies issued by
+// one thread (mainLoop's TMA), or every producer thread's cp.async copies. It waits for
+// them, prepares the stage for 3xTF32 (below), makes the writes visible to the tensor
+// cores' proxy and signals the stage's `full` mbarrier (TF32 through TMA: the copies
+// complete it). Each consumer warpgroup multiplies
 // its 64 rows of A by the whole B tile with wgmma.mma_async (operands read straight from
 // shared memory through matrix descriptors, accumulators in registers) and releases a
 // stage on its `empty` mbarrier once the wgmmas reading it have completed (TF32: one

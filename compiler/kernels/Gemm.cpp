@@ -119,8 +119,8 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
     }
   }
   // TMA copies for 3xTF32, whose producer warpgroup also writes B's small parts (measured on
-  // the H200, 8192^3, TMA against the producer's cp.async copies in the same run: 103-109 vs
-  // 95-102 TFLOP/s in six pairs); the producer's copies for TF32, whose kernel is
+  // the H200, 8192^3, TMA against the producer's cp.async copies in the same runs: 103-109 vs
+  // 95-102 TFLOP/s, faster in all nine pairs); the producer's copies for TF32, whose kernel is
   // power-throttled and was faster with them in seven of nine pairs (mean 321 vs 312).
   best.tma = s.math == MathMode::Tf32x3;
   return best;
