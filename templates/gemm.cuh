@@ -25,7 +25,7 @@
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
-// kEngine, kTma; structs Epilogue and PostNorm.
+// kEngine, kTma, kGroupM (block order, above); structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
@@ -245,8 +245,19 @@ extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlock
     SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
   using namespace gemm;
   extern __shared__ __align__(16) float smem[];
-  const i64 m0 = (i64)blockIdx.y * cfg::kBM;
-  const i64 n0 = (i64)blockIdx.x * cfg::kBN;
+  // Block order: with kGroupM > 1, consecutive blocks walk kGroupM tile rows down before
+  // moving one tile column right, so that the blocks resident at once share A's and B's
+  // k tiles in L2 instead of all of B's columns (grid: x = tile columns, y = tile rows).
+  int tileRow = blockIdx.y, tileCol = blockIdx.x;
+  if constexpr (cfg::kGroupM > 1) {
+    const int id = blockIdx.y * gridDim.x + blockIdx.x, perGroup = cfg::kGroupM * gridDim.x;
+    const int first = id / perGroup * cfg::kGroupM;
+    const int rows = min((int)gridDim.y - first, cfg::kGroupM);
+    tileRow = first + id % perGroup % rows;
+    tileCol = id % perGroup / rows;
+  }
+  const i64 m0 = (i64)tileRow * cfg::kBM;
+  const i64 n0 = (i64)tileCol * cfg::kBN;
 
   // Batch offsets (outermost dims first), from the flattened batch index blockIdx.z.
   const int batch = blockIdx.z;

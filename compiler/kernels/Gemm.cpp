@@ -118,11 +118,12 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
       best = t;
     }
   }
-  // TMA copies for 3xTF32, whose producer warpgroup also writes B's small parts (measured on
-  // the H200, 8192^3, TMA against the producer's cp.async copies in the same runs: 103-109 vs
-  // 95-102 TFLOP/s, faster in all nine pairs); the producer's copies for TF32, whose kernel is
-  // power-throttled and was faster with them in seven of nine pairs (mean 321 vs 312).
-  best.tma = s.math == MathMode::Tf32x3;
+  // Copies by TMA (GemmTile::tma's default) and blocks in groups of 8 tile rows. Measured on
+  // the H200, 8192^3, in the same runs: 3xTF32 TMA 103-109 against 95-104 TFLOP/s for the
+  // producer's cp.async copies (faster in all twelve pairs), the grouped order 108 against
+  // 99-105 in row order; TF32 (power-throttled, its runs spread 6%) in row order faster with
+  // the copies in seven of nine pairs (mean 321 vs 312), in groups faster with TMA in two of
+  // three (mean 366 vs 351), and grouped 318-386 against 312-344 in row order.
   return best;
 }
 
@@ -225,6 +226,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   // no batch (a batched product's operands would need maps with broadcast strides).
   const bool tma = tile.wgmma && tile.tma && batch == 1;
   w.constantBool("kTma", tma);
+  w.constant("kGroupM", tile.wgmma ? std::max(1, tile.groupM) : 1);
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
 

@@ -34,8 +34,11 @@ struct GemmTile {
   int minBlocks = 1; ///< blocks per SM the register budget must allow
   bool wgmma = false;
   /// wgmma engine: copy A and B with TMA where the product allows it (no batch), else with
-  /// the producer's cp.async copies (chooseWgmmaTile sets it per math mode).
+  /// the producer's cp.async copies.
   bool tma = true;
+  /// wgmma engine: consecutive blocks cover this many tile rows before the next tile column
+  /// (1: row by row).
+  int groupM = 8;
 };
 
 /// Whether `s` can run on the wgmma engine: the target has it, B is [N, K], and every row and

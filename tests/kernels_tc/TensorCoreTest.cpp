@@ -333,10 +333,11 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
 
   GemmSpec tf32 = find("linear_8192_tf32").spec;
   tf32.wgmma = true;
-  EXPECT_FALSE(chooseWgmmaTile(tf32).tma) << "TF32 keeps the producer's copies (measured)";
   auto plain = emitGemm(tf32);
   ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
-  EXPECT_TRUE(plain->launch.tensorMaps.empty());
+  ASSERT_EQ(plain->launch.tensorMaps.size(), 2u);
+  EXPECT_EQ(plain->launch.tensorMaps[1].box[1], 256u) << "B's box spans the 256-wide tile";
+  EXPECT_NE(plain->source.find("constexpr int kGroupM = 8;"), std::string::npos);
 
   GemmSpec batched = find("linear_batched_tf32").spec;
   batched.wgmma = true;
@@ -563,6 +564,11 @@ TEST(Dump, ForGpuHarness) {
       other.tma = !other.tma;
       g.spec.kernelName = name + (other.tma ? "_wgtma" : "_wgcp");
       forcedTiles[g.spec.kernelName] = other;
+      gemms.push_back(g);
+      GemmTile rows = chooseWgmmaTile(g.spec); // and with blocks in plain row order (_wgrow)
+      rows.groupM = 1;
+      g.spec.kernelName = name + "_wgrow";
+      forcedTiles[g.spec.kernelName] = rows;
       gemms.push_back(g);
       continue;
     }
