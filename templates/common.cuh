@@ -81,6 +81,22 @@ __device__ __forceinline__ void atomicMaxFloat(float *addr, float v) {
     atomicMin(reinterpret_cast<unsigned *>(addr), __float_as_uint(v));
 }
 
+/// The same value, through an empty asm the compiler cannot see into: a loop-invariant value
+/// passed through it stays in a register instead of being recomputed inside the loop (ptxas
+/// rematerializes cheap index arithmetic under register pressure).
+__device__ __forceinline__ unsigned opaque(unsigned v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
+__device__ __forceinline__ unsigned long long opaque(unsigned long long v) {
+  asm volatile("" : "+l"(v));
+  return v;
+}
+__device__ __forceinline__ long long opaque(long long v) {
+  asm volatile("" : "+l"(v));
+  return v;
+}
+
 // NVRTC knows no __builtin_huge_valf; a bit cast is constexpr in both NVRTC and nvcc.
 constexpr float kInf = __builtin_bit_cast(float, 0x7f800000u);
 

@@ -48,6 +48,10 @@ __host__ __device__ constexpr int floorDiv(int a, int b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
+/// An unsigned integer type of at least N bits (N <= 64).
+template <int N, bool Narrow = (N <= 32)> struct Bits { using Type = unsigned long long; };
+template <int N> struct Bits<N, true> { using Type = unsigned; };
+
 /// The tap pattern of one blocked dim. Output j of a patch (relative to the patch origin)
 /// and tap k meet input (relative to the patch's input base) off(j, k) when hit(j, k).
 /// Convolution: i = o*S - P + k*D, always a hit. Transposed: o = i*S - P + k*D, a hit when
@@ -90,6 +94,33 @@ template <bool Transposed, int S, int Dil, int V, int K> struct Dim {
 namespace cfg {
 constexpr int kTaps = kKD * kKH * kKW;
 constexpr int kWeightFloats = kCinG * kTaps * kCB;
+
+/// Where the patch of thread t (counted over the grid's x dim) lies: its output depth, its
+/// nominal first row and column (ohN, owN) and its first row and column (oh0, ow0). With
+/// kClampTiles (a convolution without H/W padding) the last blocks along H and W are moved
+/// back to end at the output's edge, so that every patch lies inside the input and loads need
+/// no checks; the outputs they repeat belong to the previous block and are skipped at the
+/// stores.
+struct Patch {
+  bool active;
+  int od, ohN, owN, oh0, ow0;
+  __device__ explicit Patch(sinter::i64 t) {
+    active = t < (sinter::i64)kOD * kHBlocks * kWBlocks;
+    const int wb = (int)(t % kWBlocks);
+    const int hb = (int)((t / kWBlocks) % kHBlocks);
+    od = (int)(t / ((sinter::i64)kWBlocks * kHBlocks));
+    ohN = hb * kVH - kAlignH, owN = wb * kVW - kAlignW;
+    oh0 = kClampTiles ? min(ohN, kOH - kVH) : ohN;
+    ow0 = kClampTiles ? min(owN, kOW - kVW) : owN;
+  }
+  /// Whether the patch's row j and column i are outputs this thread owns.
+  __device__ bool rowOk(int j) const {
+    return kClampTiles ? oh0 + j >= ohN : oh0 + j >= 0 && oh0 + j < kOH;
+  }
+  __device__ bool colOk(int i) const {
+    return kClampTiles ? ow0 + i >= owN : ow0 + i >= 0 && ow0 + i < kOW;
+  }
+};
 } // namespace cfg
 
 extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
@@ -103,6 +134,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   static_assert(!kTransposed || (kVH % kSH == 0 && kVW % kSW == 0),
                 "transposed patches must cover whole phases");
   static_assert(kN >= 1 && kCin % kCinG == 0, "bad channel counts");
+  static_assert(!kPipeline || kPH * kPW <= 64, "prefetched patches hold at most 64 elements");
   static_assert(!kWeightsShared || kWeightFloats * 4 <= 40 * 1024, "weights too large");
   static_assert(kVecX == 1 || (kVecX == 2 && kPW % 2 == 0 && kIW % 2 == 0),
                 "float2 patch rows need an even patch width and input width");
@@ -126,25 +158,21 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
                        : ((i64)(g * kCoutG + col) * kCinG + ci) * kTaps + tap;
   };
   if constexpr (kWeightsShared) {
-    for (int e = threadIdx.x; e < kWeightFloats; e += kThreads) {
-      const int c = e % kCB, tap = (e / kCB) % kTaps, ci = e / (kCB * kTaps);
-      sw[e] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
+    // One (input channel, tap) pair per thread and step: the kCB channels' weights of a pair
+    // are one index computation and kCB loads.
+    for (int e = threadIdx.x; e < kCinG * kTaps; e += kThreads) {
+      const int tap = e % kTaps, ci = e / kTaps;
+#pragma unroll
+      for (int c = 0; c < kCB; ++c)
+        sw[e * kCB + c] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
     }
     __syncthreads();
   }
 
   const i64 t = (i64)blockIdx.x * kThreads + threadIdx.x;
-  const bool active = t < (i64)kOD * kHBlocks * kWBlocks;
-  const int wb = (int)(t % kWBlocks);
-  const int hb = (int)((t / kWBlocks) % kHBlocks);
-  const int od = (int)(t / ((i64)kWBlocks * kHBlocks));
-  // The block's nominal first output row and column. With kClampTiles (a convolution without
-  // H/W padding) the last blocks along H and W are moved back to end at the output's edge, so
-  // that every patch lies inside the input and loads need no checks; the outputs they repeat
-  // belong to the previous block and are skipped in the epilogue.
-  const int ohN = hb * kVH - kAlignH, owN = wb * kVW - kAlignW;
-  const int oh0 = kClampTiles ? min(ohN, kOH - kVH) : ohN;
-  const int ow0 = kClampTiles ? min(owN, kOW - kVW) : owN;
+  const Patch me(t);
+  const bool active = me.active;
+  const int od = me.od, oh0 = me.oh0, ow0 = me.ow0;
 
   float acc[kCB][kVH][kVW];
 #pragma unroll
@@ -218,40 +246,42 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       if (ok && id >= 0 && id < kID)
         kdFirst = kd, ++kdCount;
     }
-    // Patch rows and columns do not depend on the input channel or depth tap: their offsets
-    // and in-range flags are computed once. Out-of-range elements load a clamped (valid)
-    // address and are zeroed, so the loads of a patch issue back to back without branches.
+    // Patch rows and columns do not depend on the input channel or depth tap: their in-range
+    // flags are computed once. Every element is a constant offset from the patch's first
+    // (r * kIW + q), so a load needs no address arithmetic; out-of-range elements are not
+    // loaded (predicated) and are zero. (Clamping their addresses instead cost ~40 address
+    // instructions per patch: the compiler recomputed the six clamped offsets every step.)
     const int ihBase = DimH::base(oh0, kPadH) + kLoH;
     const int iwBase = DimW::base(ow0, kPadW) + kLoW;
-    int rowOff[kPH], colOff[kPW];
-    bool rowOk[kPH], colOk[kPW];
+    // Bit r * kPW + q: element (r, q) is inside the input plane. It and the origin pass
+    // through sinter::opaque so that the compiler keeps them in registers rather than
+    // recomputing them from the thread index at every step.
+    using Mask = typename sinter::conv_direct::Bits<kPH * kPW>::Type;
+    Mask inside = 0;
 #pragma unroll
-    for (int r = 0; r < kPH; ++r) {
-      const int ih = ihBase + r;
-      rowOk[r] = ih >= 0 && ih < kIH;
-      rowOff[r] = (ih < 0 ? 0 : ih >= kIH ? kIH - 1 : ih) * kIW;
-    }
+    for (int r = 0; r < kPH; ++r)
 #pragma unroll
-    for (int q = 0; q < kPW; ++q) {
-      const int iw = iwBase + q;
-      colOk[q] = iw >= 0 && iw < kIW;
-      colOff[q] = iw < 0 ? 0 : iw >= kIW ? kIW - 1 : iw;
-    }
-    const float *xn = x + (i64)(n * kCin + g * kCinG) * kID * kIH * kIW;
+      for (int q = 0; q < kPW; ++q)
+        inside |= ihBase + r >= 0 && ihBase + r < kIH && iwBase + q >= 0 && iwBase + q < kIW
+                      ? Mask(1) << (r * kPW + q)
+                      : Mask(0);
+    inside = sinter::opaque(inside);
+    // The patch origin within the group's first input plane (it may lie before the plane's
+    // start or past a row's end; only in-range elements are read).
+    const i64 origin =
+        sinter::opaque((i64)(n * kCin + g * kCinG) * kID * kIH * kIW + ihBase * kIW + iwBase);
     auto loadPatch = [&](float(&p)[kPH][kPW], int ci, int kd) {
       int id;
       if constexpr (kTransposed)
         id = (od + kPadD - kd * kDD) / kSD;
       else
         id = od * kSD - kPadD + kd * kDD;
-      const float *xd = xn + ((i64)ci * kID + id) * kIH * kIW;
+      const float *xd = x + (origin + ((i64)ci * kID + id) * kIH * kIW);
 #pragma unroll
       for (int r = 0; r < kPH; ++r)
 #pragma unroll
-        for (int q = 0; q < kPW; ++q) {
-          const float v = __ldg(xd + rowOff[r] + colOff[q]);
-          p[r][q] = rowOk[r] && colOk[q] ? v : 0.f;
-        }
+        for (int q = 0; q < kPW; ++q)
+          p[r][q] = (inside >> (r * kPW + q)) & 1 ? __ldg(xd + r * kIW + q) : 0.f;
     };
 
     // Software pipeline over (ci, depth tap): the next patch loads while this one is used.
@@ -353,10 +383,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   bool rowOk[kVH], colOk[kVW];
 #pragma unroll
   for (int j = 0; j < kVH; ++j)
-    rowOk[j] = kClampTiles ? oh0 + j >= ohN : oh0 + j >= 0 && oh0 + j < kOH;
+    rowOk[j] = me.rowOk(j);
 #pragma unroll
   for (int i = 0; i < kVW; ++i)
-    colOk[i] = kClampTiles ? ow0 + i >= owN : ow0 + i >= 0 && ow0 + i < kOW;
+    colOk[i] = me.colOk(i);
   // red[2c] and red[2c + 1]: this thread's sum and sum of squares for channel c.
   float red[2 * kCB];
 #pragma unroll
@@ -366,6 +396,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     if (!active || (kCoutG % kCB != 0 && co0 + c >= kCoutG))
       continue;
     const float bv = kHasBias ? __ldg(bias + co) : 0.f;
+    float *yc = y + ((i64)n * kCout + co) * kOD * kOH * kOW;
+    // The patch's first output: rows and columns are then constant offsets from it.
+    float *yp = yc + ((i64)od * kOH + oh0) * kOW + ow0;
 #pragma unroll
     for (int j = 0; j < kVH; ++j) {
       const int oh = oh0 + j;
@@ -377,18 +410,19 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #pragma unroll
       for (int i = 0; i < kVW; ++i) {
         const int ow = ow0 + i;
-        ok[i] = colOk[i];
+        ok[i] = active && rowOk[j] && colOk[i];
         v[i] = 0.f;
         if (!ok[i])
           continue;
-        v[i] = epilogue(acc[c][j][i] + bv, n, co, rowBase + ow, b);
+        // (acc + 0.f is not acc for -0.f, so the compiler keeps the add unless told.)
+        v[i] = epilogue(kHasBias ? acc[c][j][i] + bv : acc[c][j][i], n, co, rowBase + ow, b);
         if constexpr (kAccStats) {
           red[2 * c] += v[i];
           red[2 * c + 1] = fmaf(v[i], v[i], red[2 * c + 1]);
         }
       }
       if constexpr (kStoreOutput) {
-        float *yr = y + ((i64)n * kCout + co) * kOD * kOH * kOW + rowBase + ow0;
+        float *yr = yp + j * kOW;
         if constexpr (kVecStore) {
           // ow0, owN and kOW are even: both elements of a pair are in range or neither is.
 #pragma unroll

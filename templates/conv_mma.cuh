@@ -303,7 +303,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
           if (ow >= kOW || (kCoutG % 8 != 0 && cg >= kCoutG))
             continue;
           const int co = grp * kCoutG + cg;
-          const float v = epilogue(acc[i][nt][r] + bv[nt][q], n, co, rowBase + ow, b);
+          const float a = kHasBias ? acc[i][nt][r] + bv[nt][q] : acc[i][nt][r]; // (+0.f is kept)
+          const float v = epilogue(a, n, co, rowBase + ow, b);
           if constexpr (kStoreOutput)
             y[((i64)n * kCout + co) * kOD * kOH * kOW + rowBase + ow] = v;
           if constexpr (kAccStats) {

@@ -171,10 +171,11 @@ struct Variant {
 };
 
 inline std::vector<Variant> variants() {
-  const char *s1 = "s1_conv3d_stats", *s2 = "s2_convt2d_gelu_stats";
+  const char *s1 = "s1_conv3d_stats", *s2 = "s2_convt2d_gelu_stats", *s4 = "s4_convt3d_grouped";
   return {{s1, {6, 6, 128, 2, 0, 3}}, {s1, {12, 3, 256, 2, 0, 2}}, {s1, {8, 3, 128, 4, 0, 3}},
           {s1, {6, 3, 256, 4, 0, 2}}, {s1, {24, 3, 256, 1, 0, 2}}, {s2, {8, 2, 256, 4, 0, 2}},
-          {s2, {8, 4, 128, 2, 0, 4}}, {s2, {8, 6, 256, 1, 0, 2}}};
+          {s2, {8, 4, 128, 2, 0, 4}}, {s2, {8, 6, 256, 1, 0, 2}},  {s4, {8, 2, 128, 4, 0, 0}},
+          {s4, {8, 4, 256, 2, 0, 0}}};
 }
 
 /// Forced conv_mma tiles ({td, th, tw, warps, tileLoop, doubleBuffer}), checked like the
