@@ -570,6 +570,13 @@ TEST(Dump, ForGpuHarness) {
       g.spec.kernelName = name + "_wgrow";
       forcedTiles[g.spec.kernelName] = rows;
       gemms.push_back(g);
+      for (int groupM : {4, 16}) { // and in groups of other heights (_wgg<rows>)
+        GemmTile grouped = chooseWgmmaTile(g.spec);
+        grouped.groupM = groupM;
+        g.spec.kernelName = name + "_wgg" + std::to_string(groupM);
+        forcedTiles[g.spec.kernelName] = grouped;
+        gemms.push_back(g);
+      }
       continue;
     }
     std::vector<GemmTile> tiles = wgmmaTiles(g.spec.math);
