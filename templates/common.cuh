@@ -88,6 +88,10 @@ __device__ __forceinline__ unsigned opaque(unsigned v) {
   asm volatile("" : "+r"(v));
   return v;
 }
+__device__ __forceinline__ int opaque(int v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
 __device__ __forceinline__ unsigned long long opaque(unsigned long long v) {
   asm volatile("" : "+l"(v));
   return v;
