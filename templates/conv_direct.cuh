@@ -410,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #pragma unroll
       for (int i = 0; i < kVW; ++i) {
         const int ow = ow0 + i;
-        ok[i] = active && rowOk[j] && colOk[i];
+        ok[i] = colOk[i];
         v[i] = 0.f;
         if (!ok[i])
           continue;

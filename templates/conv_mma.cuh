@@ -159,12 +159,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         const Off off = (((Off)ci * kID + id) * kIH + ih) * kIW + iw;
         const float *src = xg + (ok ? off : 0); // (a piece outside the input reads nothing)
         float *dst = buf + ci * kCS + (bd * kBH + bh) * kRowStride + q * kPiece;
-        if constexpr (kPiece == 4)
-          sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
-        else if constexpr (kPiece == 2)
-          sinter::mma::cpAsync8(dst, src, ok);
-        else
-          sinter::mma::cpAsync4(dst, src, ok);
+        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
         bh += kRowsPerPass;
         if constexpr (kRowsPerPass < kBH) {
           if (bh >= kBH)

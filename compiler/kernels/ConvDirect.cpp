@@ -29,6 +29,7 @@ constexpr int64_t kSharedWeightLimit = 40 * 1024;
 // behind its own work: it prefetches the next patch (measured on H200: S4, 144 FMAs per
 // patch, 0.86 -> 0.74 ms; S1 and S2, 648 and 432, were 10% slower with the prefetch).
 constexpr int64_t kPrefetchBelowFmas = 256;
+constexpr int64_t kPrefetchPatchLimit = 64; // conv_direct.cuh's in-range mask, in elements
 // Prefetching threads hold more registers; smaller blocks then fill an SM in finer steps.
 // The plain loop: 256-thread blocks, two per SM (at most 128 registers, 16 warps), which
 // holds 72 accumulators and a float2 patch; measured on H200, 8 warps with 96 accumulators
@@ -240,6 +241,10 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     t.vw = (tuning.colsPerThread + sw - 1) / sw * sw;
   int64_t fmas = t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw);
   t.prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
+  // The prefetching loop keeps a patch's in-range flags in one 64-bit mask (and two patches
+  // in registers): wider patches (a strided 1x1 convolution blocked 8 x 4) take the plain loop.
+  if (patchSpan(s, 1, t.vh).second * patchSpan(s, 2, t.vw).second > kPrefetchPatchLimit)
+    t.prefetch = false;
   // The prefetching loop reads patches element by element. An unpadded convolution's last
   // blocks are moved back inside the output (clamped tiles) so that no load needs a check;
   // their origin must then be even too for float2 rows.

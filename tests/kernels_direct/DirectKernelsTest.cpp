@@ -143,6 +143,23 @@ TEST(ConvDirect, PrefetchesOnlyWhenAPatchFeedsFewFmas) {
   }
 }
 
+TEST(ConvDirect, WidePatchesDoNotPrefetch) {
+  // A strided 1x1 convolution blocked 8 x 4 reads a 22 x 10 patch: more than the prefetching
+  // loop's 64-element in-range mask, so even a forced prefetch takes the plain loop.
+  ConvSpec s = conv("c1x1_s3", false, 2, 1, 2, 2, 2, {1, 40, 40}, {1, 1, 1}, {1, 3, 3}, {0, 0, 0},
+                    {1, 1, 1}, {0, 0, 0}, false);
+  ConvDirectTuning forced;
+  forced.channelsPerThread = 1, forced.rowsPerThread = 8, forced.colsPerThread = 4;
+  forced.prefetch = 1;
+  KernelSource k = emitOrFail(emitConvDirect(s, forced));
+  EXPECT_NE(k.source.find("kPipeline = false"), std::string::npos) << k.source;
+  EXPECT_TRUE(compile(k, "sm_90a").ok);
+  forced.rowsPerThread = 2, forced.colsPerThread = 2; // a 4 x 4 patch may
+  k = emitOrFail(emitConvDirect(s, forced));
+  EXPECT_NE(k.source.find("kPipeline = true"), std::string::npos) << k.source;
+  EXPECT_TRUE(compile(k, "sm_90a").ok);
+}
+
 /// The integer value of `constexpr <type> name = value;` in a generated prologue.
 int constantOf(const KernelSource &k, const std::string &name) {
   std::smatch m;
