@@ -93,6 +93,32 @@ TEST_F(CacheToolTest, ShowByPrefix) {
             std::string::npos);
 }
 
+TEST_F(CacheToolTest, ShowListsTensorMaps) {
+  // A linear layer on sm_90a runs on the wgmma engine, which copies A and B through TMA: the
+  // entry's launch carries the two tensor maps the runtime encodes at every launch.
+  write("lin.sir", "graph lin(%x: f32[256,128], %w: param f32[128,128]) {\n"
+                   "  %y = linear(%x, %w)\n  return %y\n}\n");
+  Outcome o = sinterc("compile " + path("lin.sir") + " --arch sm_90a -o " + path("lb"));
+  ASSERT_EQ(o.status, 0) << o.err;
+  json m = json::parse(slurp(path("lb/manifest.json")));
+  ASSERT_EQ(m.at("kernels").size(), 1u);
+  const std::string key = m.at("kernels")[0].at("cache_key").get<std::string>();
+
+  Outcome j = cache("show " + key + " --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  json maps = json::parse(j.out).at("launch").at("tensor_maps");
+  ASSERT_EQ(maps.size(), 2u) << j.out;
+  EXPECT_EQ(maps[0].at("slot"), 0);
+  EXPECT_EQ(maps[1].at("slot"), 1);
+  EXPECT_EQ(maps[0].at("dims"), json({128, 256})) << "A: K innermost, then M";
+
+  Outcome t = cache("show " + key);
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("tensor map       slot 0 dims [128,256] box [32,"), std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("tensor map       slot 1 dims [128,128]"), std::string::npos) << t.out;
+}
+
 TEST_F(CacheToolTest, ShowErrors) {
   expectError(cache("show 0123456789abcdef0123"),
               "sinter-cache: no cache entry matches '0123456789abcdef0123'");

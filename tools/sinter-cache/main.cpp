@@ -12,6 +12,7 @@
 #include "Units.h"
 
 #include "ir/Error.h"
+#include "runtime/CacheFiles.h"
 #include "runtime/Driver.h"
 #include "runtime/KernelCache.h"
 
@@ -90,12 +91,6 @@ llvm::Expected<std::unique_ptr<KernelCache>> openCache(const Common &c) {
   return KernelCache::open(dir);
 }
 
-json launchJson(const LaunchConfig &l) {
-  return {{"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-          {"block", {l.block[0], l.block[1], l.block[2]}},
-          {"shared_bytes", l.sharedBytes}};
-}
-
 json entryJson(const CacheEntryInfo &e) {
   return {{"key", e.key},
           {"kernel", e.kernelName},
@@ -106,7 +101,7 @@ json entryJson(const CacheEntryInfo &e) {
           {"nvrtc_version", e.nvrtcVersion},
           {"codegen_version", e.codegenVersion},
           {"options", e.options},
-          {"launch", launchJson(e.launch)},
+          {"launch", cachefs::launchToJson(e.launch)}, // as stored: persistent, tensor maps
           {"registers", e.resources.registers},
           {"static_shared_bytes", e.resources.sharedBytes},
           {"spill_store_bytes", e.resources.spillStoreBytes},
@@ -209,6 +204,16 @@ llvm::Error cmdShow(const Common &c, const std::string &prefix, bool source) {
                      (e.launch.persistent ? " tiles, persistent (at most one block per SM)" : "") +
                      " block " + triple(e.launch.block) + " dynamic smem " +
                      std::to_string(e.launch.sharedBytes) + " B");
+  for (const TensorMapSpec &t : e.launch.tensorMaps) {
+    // The runtime encodes each map at launch over the slot's address (kernel-abi.md).
+    std::string dims, box;
+    for (unsigned d = 0; d < t.rank; ++d) {
+      dims += (d ? "," : "") + std::to_string(t.dims[d]);
+      box += (d ? "," : "") + std::to_string(t.box[d]);
+    }
+    line("tensor map", "slot " + std::to_string(t.slot) + " dims [" + dims + "] box [" + box + "]" +
+                           (t.swizzle128 ? " swizzle 128 B" : ""));
+  }
   line("registers", reported(e.resources.registers, ""));
   line("static smem", reported(e.resources.sharedBytes, " B"));
   line("spill stores", reported(e.resources.spillStoreBytes, " B"));
