@@ -231,6 +231,17 @@ TEST_F(ExplainTest, WorkloadsAndOtherArch) {
     EXPECT_NE(o.out.find("roofline: A100 SXM, 2039 GB/s DRAM"), std::string::npos) << o.out;
     EXPECT_NE(o.out.find("floor"), std::string::npos);
   }
+  // On sm_90a, S3's GEMM copies A and B through TMA: explain lists both maps; on sm_80 the
+  // same kernel (mma.sync) has none.
+  const std::string s3 = std::string(SINTER_WORKLOADS_DIR) + "/s3_gemm_gn_min_bias.sir";
+  Outcome hopper = sinterc("explain " + s3 + " --arch sm_90a");
+  EXPECT_EQ(hopper.status, 0) << hopper.err;
+  EXPECT_NE(hopper.out.find("TMA tensor map on slot 0: dims [8192,1024] box [32,"),
+            std::string::npos)
+      << hopper.out;
+  EXPECT_NE(hopper.out.find("TMA tensor map on slot 1: dims [8192,8192]"), std::string::npos);
+  Outcome ampere = sinterc("explain " + s3 + " --arch sm_80");
+  EXPECT_EQ(ampere.out.find("TMA tensor map"), std::string::npos) << ampere.out;
   Outcome unknown = sinterc("explain " + path("tiny.sir") + " --arch sm_75");
   EXPECT_EQ(unknown.status, 0) << unknown.err;
   EXPECT_NE(unknown.out.find("roofline: no peak numbers for sm_75 (floors not shown)"),
