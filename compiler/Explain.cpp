@@ -198,15 +198,8 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
        << (k.source.launch.persistent ? " tiles, persistent (at most one block per SM)" : "")
        << " block " << triple(k.source.launch.block) << " dynamic smem "
        << k.source.launch.sharedBytes << " B\n";
-    for (const TensorMapSpec &t : k.source.launch.tensorMaps) {
-      os << "      TMA tensor map on slot " << t.slot << ": dims [";
-      for (unsigned d = 0; d < t.rank; ++d)
-        os << (d ? "," : "") << t.dims[d];
-      os << "] box [";
-      for (unsigned d = 0; d < t.rank; ++d)
-        os << (d ? "," : "") << t.box[d];
-      os << "]" << (t.swizzle128 ? " swizzle 128 B" : "") << "\n";
-    }
+    for (const TensorMapSpec &t : k.source.launch.tensorMaps)
+      os << "      TMA tensor map " << tensorMapText(t) << "\n";
   }
 
   if (options.why) {

@@ -43,6 +43,18 @@ struct TensorMapSpec {
   bool swizzle128 = false;           ///< the 128-byte swizzle (else none)
 };
 
+/// One line for tools: "slot 0: dims [8192,1024] box [32,128], 128-byte swizzle" (innermost
+/// dim first, as the driver takes them).
+inline std::string tensorMapText(const TensorMapSpec &t) {
+  std::string dims, box;
+  for (unsigned d = 0; d < t.rank && d < t.dims.size(); ++d) {
+    dims += (d ? "," : "") + std::to_string(t.dims[d]);
+    box += (d ? "," : "") + std::to_string(t.box[d]);
+  }
+  return "slot " + std::to_string(t.slot) + ": dims [" + dims + "] box [" + box + "]" +
+         (t.swizzle128 ? ", 128-byte swizzle" : "");
+}
+
 /// At most this many tensor maps per kernel (kernel-abi.md).
 constexpr int kMaxTensorMaps = 4;
 

@@ -114,9 +114,9 @@ TEST_F(CacheToolTest, ShowListsTensorMaps) {
 
   Outcome t = cache("show " + key);
   ASSERT_EQ(t.status, 0) << t.err;
-  EXPECT_NE(t.out.find("tensor map       slot 0 dims [128,256] box [32,"), std::string::npos)
+  EXPECT_NE(t.out.find("tensor map       slot 0: dims [128,256] box [32,"), std::string::npos)
       << t.out;
-  EXPECT_NE(t.out.find("tensor map       slot 1 dims [128,128]"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("tensor map       slot 1: dims [128,128]"), std::string::npos) << t.out;
 }
 
 TEST_F(CacheToolTest, ShowErrors) {

@@ -204,16 +204,9 @@ llvm::Error cmdShow(const Common &c, const std::string &prefix, bool source) {
                      (e.launch.persistent ? " tiles, persistent (at most one block per SM)" : "") +
                      " block " + triple(e.launch.block) + " dynamic smem " +
                      std::to_string(e.launch.sharedBytes) + " B");
-  for (const TensorMapSpec &t : e.launch.tensorMaps) {
-    // The runtime encodes each map at launch over the slot's address (kernel-abi.md).
-    std::string dims, box;
-    for (unsigned d = 0; d < t.rank; ++d) {
-      dims += (d ? "," : "") + std::to_string(t.dims[d]);
-      box += (d ? "," : "") + std::to_string(t.box[d]);
-    }
-    line("tensor map", "slot " + std::to_string(t.slot) + " dims [" + dims + "] box [" + box + "]" +
-                           (t.swizzle128 ? " swizzle 128 B" : ""));
-  }
+  // The runtime encodes each map at launch over the slot's address (kernel-abi.md).
+  for (const TensorMapSpec &t : e.launch.tensorMaps)
+    line("tensor map", tensorMapText(t));
   line("registers", reported(e.resources.registers, ""));
   line("static smem", reported(e.resources.sharedBytes, " B"));
   line("spill stores", reported(e.resources.spillStoreBytes, " B"));
