@@ -75,10 +75,6 @@ std::string opText(const Graph &g, const Op &op) {
   return s + ")";
 }
 
-std::string triple(const std::array<unsigned, 3> &v) {
-  return "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-}
-
 std::string dotEscape(llvm::StringRef s) {
   std::string out;
   for (char c : s) {
@@ -194,10 +190,7 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
       os << "; " << opShapeSummary(g, g.ops[grp.norm]);
     if (grp.reduce >= 0)
       os << "; " << opShapeSummary(g, g.ops[grp.reduce]);
-    os << "\n      grid " << triple(k.source.launch.grid)
-       << (k.source.launch.persistent ? " tiles, persistent (at most one block per SM)" : "")
-       << " block " << triple(k.source.launch.block) << " dynamic smem "
-       << k.source.launch.sharedBytes << " B\n";
+    os << "\n      " << launchText(k.source.launch) << "\n";
     for (const TensorMapSpec &t : k.source.launch.tensorMaps)
       os << "      TMA tensor map " << tensorMapText(t) << "\n";
   }

@@ -69,6 +69,18 @@ struct LaunchConfig {
   llvm::SmallVector<TensorMapSpec, 2> tensorMaps;
 };
 
+/// One line for tools: "grid [64,8,1] block [384,1,1] dynamic smem 197728 B" (with
+/// "tiles, persistent ..." after a persistent launch's grid). Tensor maps: tensorMapText.
+inline std::string launchText(const LaunchConfig &l) {
+  auto triple = [](const std::array<unsigned, 3> &v) {
+    return "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) +
+           "]";
+  };
+  return "grid " + triple(l.grid) +
+         (l.persistent ? " tiles, persistent (at most one block per SM)" : "") + " block " +
+         triple(l.block) + " dynamic smem " + std::to_string(l.sharedBytes) + " B";
+}
+
 /// A buffer a kernel needs zeroed or filled before it runs (statistics accumulators...).
 struct WorkspaceNeed {
   int slot = -1;

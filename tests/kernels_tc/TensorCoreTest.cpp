@@ -565,15 +565,11 @@ TEST(Dump, ForGpuHarness) {
       g.spec.kernelName = name + (other.tma ? "_wgtma" : "_wgcp");
       forcedTiles[g.spec.kernelName] = other;
       gemms.push_back(g);
-      GemmTile rows = chooseWgmmaTile(g.spec); // and with blocks in plain row order (_wgrow)
-      rows.groupM = 1;
-      g.spec.kernelName = name + "_wgrow";
-      forcedTiles[g.spec.kernelName] = rows;
-      gemms.push_back(g);
-      for (int groupM : {4, 16}) { // and in groups of other heights (_wgg<rows>)
+      // and with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
+      for (int groupM : {1, 4, 16}) {
         GemmTile grouped = chooseWgmmaTile(g.spec);
         grouped.groupM = groupM;
-        g.spec.kernelName = name + "_wgg" + std::to_string(groupM);
+        g.spec.kernelName = name + (groupM == 1 ? "_wgrow" : "_wgg" + std::to_string(groupM));
         forcedTiles[g.spec.kernelName] = grouped;
         gemms.push_back(g);
       }

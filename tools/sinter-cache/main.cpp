@@ -117,10 +117,6 @@ json entryJson(const CacheEntryInfo &e) {
           {"disk_bytes", e.diskBytes}};
 }
 
-std::string triple(const std::array<unsigned, 3> &v) {
-  return "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-}
-
 /// "-" for the report's "unknown" (-1), else the number with `unit`.
 std::string reported(int value, llvm::StringRef unit) {
   return value < 0 ? std::string("-") : std::to_string(value) + unit.str();
@@ -200,10 +196,7 @@ llvm::Error cmdShow(const Common &c, const std::string &prefix, bool source) {
   line("nvrtc", e.nvrtcVersion);
   line("codegen", e.codegenVersion);
   line("options", llvm::join(e.options, " "));
-  line("launch", "grid " + triple(e.launch.grid) +
-                     (e.launch.persistent ? " tiles, persistent (at most one block per SM)" : "") +
-                     " block " + triple(e.launch.block) + " dynamic smem " +
-                     std::to_string(e.launch.sharedBytes) + " B");
+  line("launch", launchText(e.launch));
   // The runtime encodes each map at launch over the slot's address (kernel-abi.md).
   for (const TensorMapSpec &t : e.launch.tensorMaps)
     line("tensor map", tensorMapText(t));
