@@ -1,6 +1,6 @@
 //===- templates/conv_mma.cuh - direct convolution on mma.sync for small channel groups ===//
 //
-// Convolution (any stride) and stride-1 transposed convolution, 1-, 2- or 3-D (spatial dims
+// Convolution and transposed convolution (any stride), 1-, 2- or 3-D (spatial dims
 // D, H, W; lower ranks have size-1 leading dims), with padding, dilation, groups, bias and
 // output_padding (already in the output size), as TF32 m16n8k8 mma.sync products read
 // straight from a box of the input in shared memory. It is conv_direct's engine for TF32:
@@ -9,14 +9,18 @@
 //
 // The product of one block: M = output positions, 16 consecutive along W per m16 tile;
 // N = the group's output channels, in n8 tiles; K = (tap, input channel) pairs, tap-major,
-// channels inner, in k8 steps (the last padded with zero weights). A thread's A element for
+// channels inner, in k8 steps (the last padded with zero weights). A strided transposed
+// convolution is walked by output phase (Walk below): M = positions of a grid in which each
+// position stands for one output per phase, N = (phase, output channel) pairs, K = the
+// phases' "super-taps" x input channels; an mma whose k8 step and n8 tile never meet in the
+// kernel is skipped. A thread's A element for
 // row r and pair (tap, ci) is box[ci * kCS + pos(r) + tapOffset(tap)]: the input walk of a
-// convolution (stride S) or of a stride-1 transposed convolution (taps flipped) is linear
+// convolution (stride S) or of a transposed convolution (stride 1 after the phase split) is linear
 // in the output position, so every offset is a compile-time constant or, for groups whose
-// channels are not a multiple of 8, one of 2 * kKS per-thread constants held in registers. The channel
-// stride kCS is 8 mod 32 words when a k8 step is one tap of 8 channels, so the 32 lanes of a
-// fragment load (rows g, channels t) hit 32 banks; for other groups the emitter picks the
-// residue with the fewest modelled conflicts.
+// channels are not a multiple of 8, one of 2 * kKS per-thread constants held in registers. The
+// channel stride kCS is 8 mod 32 words when a k8 step is one tap of 8 channels, so the 32 lanes of
+// a fragment load (rows g, channels t) hit 32 banks; for other groups the emitter picks the residue
+// with the fewest modelled conflicts.
 //
 // Work split: block (x, y, z) = (kTileLoop consecutive output tiles of kTD x kTH x kTW
 // positions, group, batch n); each warp owns kMW m16 tiles of the block tile and all kNT
@@ -26,10 +30,11 @@
 // tile's box while it computes on this one (without, when two boxes do not fit, each box
 // after the previous tile: the weights are still staged once for all the block's tiles).
 // The weights are staged once per block in fragment order (TF32-rounded) and kept in
-// registers when kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store instruction
-// writes 8 consecutive positions of 4 channels: whole 32-byte sectors), per-(n, c) sums and
-// sums of squares reduced over the lanes of a column, then over the block in shared memory,
-// and added with one double atomic per (n, c, block).
+// registers when kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store
+// instruction writes 8 consecutive positions of 4 channels: whole 32-byte sectors; by phase, every
+// S-th position, the other phases' columns filling the sectors), per-(n, c) sums and sums of
+// squares reduced over the lanes of a column, then over the block in shared memory, and added with
+// one double atomic per (n, c, block).
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue
 // (as conv_direct.cuh). The prologue defines, in namespace cfg, the constants used below
@@ -50,18 +55,44 @@ template <long long Extent, bool Narrow = (Extent < (1ll << 31))> struct OffsetT
 };
 template <long long Extent> struct OffsetType<Extent, true> { using Type = int; };
 
-/// The input walk along one spatial dim for an output tile of T positions: output o (tile
-/// relative j) and tap k read box position kStep * j + tap(k); box position 0 is input
-/// origin(o0, pad).
-template <bool Transposed, int S, int Dil, int K, int T> struct Walk {
+/// The walk along one spatial dim. A tile is T consecutive positions of the dim's grid; row
+/// p of the grid and reduction tap j read box position kStep * (p - p0) + tap(j), where the
+/// box starts at input position origin(p0). For a convolution and a stride-1 transposed
+/// convolution the grid is the output and the taps are the kernel's (flipped when
+/// transposed). A strided transposed convolution is walked by output phase: grid position p
+/// stands for the S outputs o = S * (p + kBase) + phi - Pad, phi < S, which all read inputs
+/// p + kBase - j for the kTaps "super-taps" j; phase phi and super-tap j meet kernel tap k
+/// where k * Dil = j * S + phi (none elsewhere: a zero weight). The phases become columns of
+/// the product (N = phases x output channels), so the input walk has stride 1 and no product
+/// lands on a structural zero of the stride.
+template <bool Transposed, int S, int Dil, int K, int Pad, int O, int T> struct Walk {
+  static constexpr bool kPhased = Transposed && S > 1;
   static constexpr int kStep = Transposed ? 1 : S;
-  static constexpr int kBox = kStep * (T - 1) + (K - 1) * Dil + 1;
-  __host__ __device__ static constexpr int tap(int k) { return (Transposed ? K - 1 - k : k) * Dil; }
-  __host__ __device__ static constexpr int origin0(int pad) {
-    return Transposed ? pad - (K - 1) * Dil : -pad;
+  static constexpr int kPhases = kPhased ? S : 1;
+  static constexpr int kTaps = kPhased ? (K - 1) * Dil / S + 1 : K;
+  static constexpr int kSpread =
+      kPhased ? kTaps - 1 : (K - 1) * Dil; // box positions past a row's first
+  static constexpr int kBox = kStep * (T - 1) + kSpread + 1;
+  static constexpr int kBase = kPhased ? Pad / S : 0;
+  static constexpr int kGrid = kPhased ? (O - 1 + Pad) / S - kBase + 1 : O;
+  /// Box offset of reduction tap j.
+  __host__ __device__ static constexpr int tap(int j) {
+    return kPhased ? kSpread - j : (Transposed ? K - 1 - j : j) * Dil;
   }
-  static __device__ __forceinline__ int origin(int o0, int pad) {
-    return o0 * kStep + origin0(pad);
+  /// The kernel tap of reduction tap j in phase phi, or -1 where they do not meet.
+  __host__ __device__ static constexpr int kernelTap(int j, int phi) {
+    return !kPhased                                              ? j
+           : (j * S + phi) % Dil == 0 && (j * S + phi) / Dil < K ? (j * S + phi) / Dil
+                                                                 : -1;
+  }
+  /// Input position of box position 0 for the tile at grid position 0.
+  __host__ __device__ static constexpr int origin0() {
+    return !Transposed ? -Pad : kPhased ? kBase - kSpread : Pad - kSpread;
+  }
+  static __device__ __forceinline__ int origin(int p0) { return p0 * kStep + origin0(); }
+  /// Output position of grid position p in phase phi.
+  __host__ __device__ static constexpr int out(int p, int phi) {
+    return kPhased ? S * (p + kBase) + phi - Pad : p;
   }
 };
 
@@ -69,25 +100,41 @@ template <bool Transposed, int S, int Dil, int K, int T> struct Walk {
 } // namespace sinter
 
 namespace cfg {
-constexpr int kTaps = kKD * kKH * kKW;
+using WD = sinter::conv_mma::Walk<kTransposed, kSD, kDD, kKD, kPadD, kOD, kTD>;
+using WH = sinter::conv_mma::Walk<kTransposed, kSH, kDH, kKH, kPadH, kOH, kTH>;
+using WW = sinter::conv_mma::Walk<kTransposed, kSW, kDW, kKW, kPadW, kOW, kTW>;
+constexpr int kTaps = WD::kTaps * WH::kTaps * WW::kTaps;         // reduction taps
+constexpr int kPhases = WD::kPhases * WH::kPhases * WW::kPhases; // output phases
+constexpr int kCols = kPhases * kCoutG;  // product columns: (phase, output channel) pairs
 constexpr int kKEntries = kCinG * kTaps; // (tap, channel) pairs of the reduction
 constexpr int kKS = (kKEntries + 7) / 8; // k8 steps
-constexpr int kNT = (kCoutG + 7) / 8;    // n8 tiles
+constexpr int kNT = (kCols + 7) / 8;     // n8 tiles
+
+/// The kernel tap (kd, kh, kw flattened) that reduction tap `tap` meets in output phase
+/// `phase`, or -1 (a structural zero of a strided transposed convolution).
+__host__ __device__ constexpr int kernelTap(int tap, int phase) {
+  const int kd = WD::kernelTap(tap / (WW::kTaps * WH::kTaps), phase / (WW::kPhases * WH::kPhases));
+  const int kh = WH::kernelTap(tap / WW::kTaps % WH::kTaps, phase / WW::kPhases % WH::kPhases);
+  const int kw = WW::kernelTap(tap % WW::kTaps, phase % WW::kPhases);
+  return kd < 0 || kh < 0 || kw < 0 ? -1 : (kd * kKH + kh) * kKW + kw;
+}
+/// Whether the products of k8 step s and n8 tile nt can be nonzero: false where the step is
+/// one reduction tap and the tile one phase, and they never meet (so the mma is skipped).
+__host__ __device__ constexpr bool blockUsed(int s, int nt) {
+  return kCinG % 8 != 0 || kCoutG % 8 != 0 || kernelTap(8 * s / kCinG, 8 * nt / kCoutG) >= 0;
+}
 } // namespace cfg
 
 extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     SINTER_KERNEL(const sinter::Buffers b) {
   using namespace cfg;
   using sinter::i64;
-  using WD = sinter::conv_mma::Walk<kTransposed, kSD, kDD, kKD, kTD>;
-  using WH = sinter::conv_mma::Walk<kTransposed, kSH, kDH, kKH, kTH>;
-  using WW = sinter::conv_mma::Walk<kTransposed, kSW, kDW, kKW, kTW>;
   constexpr int kBD = WD::kBox, kBH = WH::kBox, kBW = WW::kBox;
   // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
   // length allows), aligned in the input: a tile's first input column is the constant
   // origin(0) plus a multiple of 16 * step, so the box starts kLead columns before it.
   constexpr int kPiece = kIW % 4 == 0 ? 4 : kIW % 2 == 0 ? 2 : 1;
-  constexpr int kLead = (WW::origin0(kPadW) % kPiece + kPiece) % kPiece;
+  constexpr int kLead = (WW::origin0() % kPiece + kPiece) % kPiece;
   constexpr int kPieces = (kLead + kBW + kPiece - 1) / kPiece; // per box row
   constexpr int kRowStride = kPieces * kPiece;
   constexpr int kPlane = kBD * kBH * kRowStride;
@@ -103,13 +150,19 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   constexpr int kMW = kMTiles / kWarps;
   constexpr int kFragWords = kKS * kNT * 64;
   static_assert(kTW % 16 == 0 && kMTiles % kWarps == 0, "m16 tiles must split over the warps");
-  static_assert(!kTransposed || (kSD == 1 && kSH == 1 && kSW == 1),
-                "transposed convolutions need stride 1 (an input walk of stride 1)");
   static_assert(kCin % kCinG == 0 && kCout % kCoutG == 0, "bad channel counts");
 
   extern __shared__ __align__(16) float smem[];
   unsigned *sB = reinterpret_cast<unsigned *>(smem + kBuffers * kBoxFloats); // [kKS][kNT][32][2]
   float *sRed = smem + kBuffers * kBoxFloats + kFragWords;                   // [kCoutG][2]
+  // A walk by W phase writes every S-th output of a column. Its stores are staged instead:
+  // per warp, one (D, H) phase pair's columns (every W phase of every channel) of one m16
+  // tile, [column][row] with rows kStageLd apart (fragment writes hit 32 banks), then
+  // written as runs of 16 * S consecutive outputs per channel. Storing the fragments
+  // directly, S4's kernel used 11.6 of each 32-byte sector it wrote (H100: 2.2 ms).
+  constexpr bool kStaged = WW::kPhased && kStoreOutput;
+  constexpr int kStageLd = 20, kStageCols = WW::kPhases * kCoutG;
+  float *sStage = sRed + 2 * kCoutG + (threadIdx.x / 32) * (kStageCols * kStageLd);
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
@@ -119,11 +172,11 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   const int st0 = blockIdx.x * kTileLoop;
   const int tiles = min(kTileLoop, kTilesD * kTilesH * kTilesW - st0);
 
-  // Output origin of spatial tile st.
-  auto tileOrigin = [&](int st, int &od0, int &oh0, int &ow0) {
-    ow0 = (st % kTilesW) * kTW;
-    oh0 = (st / kTilesW % kTilesH) * kTH;
-    od0 = st / (kTilesW * kTilesH) * kTD;
+  // Grid origin of spatial tile st (the output origin, unless the walk is by phase).
+  auto tileOrigin = [&](int st, int &pd0, int &ph0, int &pw0) {
+    pw0 = (st % kTilesW) * kTW;
+    ph0 = (st / kTilesW % kTilesH) * kTH;
+    pd0 = st / (kTilesW * kTilesH) * kTD;
   };
   // The box of tile st into buf, piece by piece over the whole block (a piece lies wholly
   // inside the input row or wholly outside it; outside ones are zero-filled).
@@ -138,10 +191,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   constexpr bool kRowWalk =
       kPiece == 4 && kRowsPerPass >= 1 && (kThreads - kRowsPerPass * kPieces) * 8 <= kThreads;
   auto loadBox = [&](int st, float *buf) {
-    int od0, oh0, ow0;
-    tileOrigin(st, od0, oh0, ow0);
-    const int id0 = WD::origin(od0, kPadD), ih0 = WH::origin(oh0, kPadH);
-    const int iw0 = WW::origin(ow0, kPadW) - kLead;
+    int pd0, ph0, pw0;
+    tileOrigin(st, pd0, ph0, pw0);
+    const int id0 = WD::origin(pd0), ih0 = WH::origin(ph0);
+    const int iw0 = WW::origin(pw0) - kLead;
     if constexpr (kRowWalk) {
       // Offsets within the group's input: 32 bits where they fit.
       using Off = typename sinter::conv_mma::OffsetType<(i64)kCinG * kID * kIH * kIW>::Type;
@@ -192,15 +245,21 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   sinter::mma::cpAsyncCommit();
 
   // Weights in fragment order: word (s, nt, lane, h) is B[k = 8s + lane%4 + 4h][n = 8nt +
-  // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for output channel n of the group.
+  // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for column (phase, co) = divmod(n,
+  // kCoutG) of the group: the kernel tap that tap and phase meet, zero where none. (Read in
+  // memory order and scattered, 8 loads in flight per thread, S1's kernel was 5-10% slower.)
   for (int e = threadIdx.x; e < kFragWords; e += kThreads) {
     const int h = e & 1, l = (e >> 1) & 31, nt = (e >> 6) % kNT, s = e / (64 * kNT);
-    const int k = 8 * s + (l & 3) + 4 * h, co = 8 * nt + (l >> 2);
+    const int k = 8 * s + (l & 3) + 4 * h, col = 8 * nt + (l >> 2);
     float v = 0.f;
-    if (k < kKEntries && co < kCoutG) {
-      const int tap = k / kCinG, ci = k % kCinG;
-      v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kTaps + tap
-                                 : ((i64)(grp * kCoutG + co) * kCinG + ci) * kTaps + tap));
+    const int kt = k >= kKEntries || col >= kCols ? -1
+                   : kPhases == 1                 ? k / kCinG
+                                                  : kernelTap(k / kCinG, col / kCoutG);
+    if (kt >= 0) {
+      constexpr int kKernelTaps = kKD * kKH * kKW;
+      const int ci = k % kCinG, co = col % kCoutG;
+      v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kKernelTaps + kt
+                                 : ((i64)(grp * kCoutG + co) * kCinG + ci) * kKernelTaps + kt));
     }
     sB[e] = sinter::mma::toTf32(v);
   }
@@ -208,11 +267,12 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
       sRed[e] = 0.f;
 
-  // Box offset of tap index tap (kd, kh, kw) and of k entry e (0 for the padding entries,
-  // whose weights are zero).
+  // Box offset of reduction tap index tap (jd, jh, jw) and of k entry e (0 for the padding
+  // entries, whose weights are zero).
   auto tapOffset = [](int tap) {
-    const int kw = tap % kKW, kh = tap / kKW % kKH, kd = tap / (kKW * kKH);
-    return (WD::tap(kd) * kBH + WH::tap(kh)) * kRowStride + WW::tap(kw);
+    const int jw = tap % WW::kTaps, jh = tap / WW::kTaps % WH::kTaps,
+              jd = tap / (WW::kTaps * WH::kTaps);
+    return (WD::tap(jd) * kBH + WH::tap(jh)) * kRowStride + WW::tap(jw);
   };
   auto entryOffset = [&](int e) {
     return e < kKEntries ? e % kCinG * kCS + tapOffset(e / kCinG) : 0;
@@ -252,15 +312,27 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   const cfg::Epilogue epilogue;
   float *__restrict__ y = sinter::slot<float>(b, 3);
   const float *__restrict__ bias = sinter::slot<const float>(b, 2);
+  // This lane's column 8nt + 2t + q of the product: its output phase and its channel within
+  // the group (both constant per n8 tile when the group's channels are whole n8 tiles); a
+  // phase of kPhases or more marks a padding column.
+  auto column = [&](int nt, int q, int &phase, int &cg) {
+    if constexpr (kCoutG % 8 == 0) {
+      phase = 8 * nt / kCoutG, cg = 8 * nt % kCoutG + 2 * t + q;
+    } else {
+      const int col = 8 * nt + 2 * t + q;
+      phase = col / kCoutG, cg = col % kCoutG;
+    }
+  };
   float bv[kNT][2];
 #pragma unroll
   for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
-      const int co = 8 * nt + 2 * t + q;
-      bv[nt][q] = kHasBias && co < kCoutG ? __ldg(bias + grp * kCoutG + co) : 0.f;
+      int phase, cg;
+      column(nt, q, phase, cg);
+      bv[nt][q] = kHasBias && phase < kPhases ? __ldg(bias + grp * kCoutG + cg) : 0.f;
     }
-  // red[nt][q][0..1]: this lane's sum and sum of squares for channel 8nt + 2t + q.
+  // red[nt][q][0..1]: this lane's sum and sum of squares for column 8nt + 2t + q.
   float red[kNT][2][2];
 #pragma unroll
   for (int nt = 0; nt < kNT; ++nt)
@@ -291,7 +363,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         for (int s = 0; s < kKS; ++s)
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt)
-            bFragment(s, nt, breg[s][nt]);
+            if (blockUsed(s, nt))
+              bFragment(s, nt, breg[s][nt]);
       }
     }
     const float *buf = smem + it % kBuffers * kBoxFloats;
@@ -309,6 +382,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       unsigned bf[kNT][2];
 #pragma unroll
       for (int nt = 0; nt < kNT; ++nt) {
+        if (!blockUsed(s, nt))
+          continue;
         if constexpr (kBInRegs)
           bf[nt][0] = breg[s][nt][0], bf[nt][1] = breg[s][nt][1];
         else
@@ -325,38 +400,84 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
             sinter::mma::toTf32Operand(p[o1]), sinter::mma::toTf32Operand(p[o1 + 8 * WW::kStep])};
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt)
-          sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
+          if (blockUsed(s, nt))
+            sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
       }
     }
 
-    // Epilogue of this tile: d0/d1 are row g, channels 2t and 2t + 1; d2/d3 row g + 8.
-    int od0, oh0, ow0;
-    tileOrigin(st0 + it, od0, oh0, ow0);
+    // Epilogue of this tile: d0/d1 are row g, columns 2t and 2t + 1; d2/d3 row g + 8. A row
+    // is a grid position; each column's phase places it in the output (which a phase may
+    // miss at the grid's edges).
+    int pd0, ph0, pw0;
+    tileOrigin(st0 + it, pd0, ph0, pw0);
 #pragma unroll
     for (int i = 0; i < kMW; ++i) {
       int td, th, tw;
       mtilePlace(i, td, th, tw);
-      const int od = od0 + td, oh = oh0 + th, owBase = ow0 + tw + g;
-      if (od >= kOD || oh >= kOH)
-        continue;
-      const i64 rowBase = ((i64)od * kOH + oh) * kOW;
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int q = r & 1, cg = 8 * nt + 2 * t + q, ow = owBase + 8 * (r >> 1);
-          if (ow >= kOW || (kCoutG % 8 != 0 && cg >= kCoutG))
-            continue;
-          const int co = grp * kCoutG + cg;
-          const float a = kHasBias ? acc[i][nt][r] + bv[nt][q] : acc[i][nt][r]; // (+0.f is kept)
-          const float v = epilogue(a, n, co, rowBase + ow, b);
-          if constexpr (kStoreOutput)
-            y[((i64)n * kCout + co) * kOD * kOH * kOW + rowBase + ow] = v;
-          if constexpr (kAccStats) {
-            red[nt][q][0] += v;
-            red[nt][q][1] = fmaf(v, v, red[nt][q][1]);
-          }
+      const int pd = pd0 + td, ph = ph0 + th, pwBase = pw0 + tw + g;
+      if (pd >= WD::kGrid || ph >= WH::kGrid)
+        continue; // (the same for the whole warp)
+      // Element r of n8 tile nt, when its column's (D, H) phase pair is dh (any when
+      // dh < 0): bias, epilogue, statistics, and the store or its staging.
+      auto element = [&](int nt, int r, int dh) {
+        const int q = r & 1;
+        int phase, cg;
+        column(nt, q, phase, cg);
+        if ((kCols % 8 != 0 && phase >= kPhases) || (dh >= 0 && phase / WW::kPhases != dh))
+          return;
+        const int od = WD::out(pd, phase / (WW::kPhases * WH::kPhases));
+        const int oh = WH::out(ph, phase / WW::kPhases % WH::kPhases);
+        const int ow = WW::out(pwBase + 8 * (r >> 1), phase % WW::kPhases);
+        if (ow >= kOW || (WW::kPhased && ow < 0) || (WD::kPhased && (od < 0 || od >= kOD)) ||
+            (WH::kPhased && (oh < 0 || oh >= kOH)))
+          return;
+        const i64 at = ((i64)od * kOH + oh) * kOW + ow;
+        const int co = grp * kCoutG + cg;
+        const float a = kHasBias ? acc[i][nt][r] + bv[nt][q] : acc[i][nt][r]; // (+0.f is kept)
+        const float v = epilogue(a, n, co, at, b);
+        if constexpr (kStaged)
+          sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + g + 8 * (r >> 1)] = v;
+        else if constexpr (kStoreOutput)
+          y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
+        if constexpr (kAccStats) {
+          red[nt][q][0] += v;
+          red[nt][q][1] = fmaf(v, v, red[nt][q][1]);
         }
+      };
+      if constexpr (!kStaged) {
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            element(nt, r, -1);
+      } else {
+#pragma unroll
+        for (int dh = 0; dh < kPhases / WW::kPhases; ++dh) {
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+            for (int r = 0; r < 4; ++r)
+              element(nt, r, dh);
+          __syncwarp();
+          // The staged runs: channel c's outputs of grid rows pw0 + tw .. + 15 in every W
+          // phase, consecutive in the output (positions outside it were not staged).
+          const int od = WD::out(pd, dh / WH::kPhases), oh = WH::out(ph, dh % WH::kPhases);
+          if (od >= 0 && od < kOD && oh >= 0 && oh < kOH) {
+            float *yrow =
+                y + ((i64)n * kCout + grp * kCoutG) * kOD * kOH * kOW + ((i64)od * kOH + oh) * kOW;
+#pragma unroll
+            for (int l0 = 0; l0 < 16 * WW::kPhases; l0 += 32) {
+              const int l = l0 + lane, j = l / WW::kPhases, fw = l % WW::kPhases;
+              const int ow = WW::out(pw0 + tw + j, fw);
+              if (l < 16 * WW::kPhases && ow >= 0 && ow < kOW)
+#pragma unroll 8
+                for (int c = 0; c < kCoutG; ++c)
+                  yrow[(i64)c * kOD * kOH * kOW + ow] = sStage[(fw * kCoutG + c) * kStageLd + j];
+            }
+          }
+          __syncwarp();
+        }
+      }
     }
     __syncthreads(); // the next iteration's copy overwrites this buffer
   }
@@ -374,8 +495,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
           v += __shfl_xor_sync(0xffffffffu, v, 4);
           v += __shfl_xor_sync(0xffffffffu, v, 8);
           v += __shfl_xor_sync(0xffffffffu, v, 16);
-          const int cg = 8 * nt + 2 * t + q;
-          if (g == 0 && cg < kCoutG)
+          int phase, cg;
+          column(nt, q, phase, cg);
+          if (g == 0 && phase < kPhases)
             atomicAdd(sRed + 2 * cg + m, v);
         }
     __syncthreads();

@@ -29,24 +29,72 @@ constexpr int64_t kThreadValues = 64;
 constexpr int64_t kWeightRegs = 48; // weight fragment words kept in registers
 constexpr int kThreadsPerSm = 512;  // the register cap: 128 per thread
 
+/// The walk along spatial dim d (the template's Walk): grid positions, output phases and
+/// reduction taps. The grid is the output, except along a strided dim of a transposed
+/// convolution, walked by output phase: grid position p stands for outputs
+/// S * (p + base) + phi - pad, phi < S, which read inputs p + base - j for `taps` super-taps j.
+struct Axis {
+  bool phased;
+  int64_t S, K, dil, pad, out;
+  Axis(const ConvSpec &s, int d)
+      : phased(s.transposed && s.stride[d] > 1), S(s.stride[d]), K(s.kernel[d]), dil(s.dilation[d]),
+        pad(s.padding[d]), out(s.out[d]) {}
+  int64_t step(bool transposed) const { return transposed ? 1 : S; }
+  int64_t phases() const { return phased ? S : 1; }
+  int64_t taps() const { return phased ? (K - 1) * dil / S + 1 : K; }
+  int64_t spread() const { return phased ? taps() - 1 : (K - 1) * dil; }
+  int64_t base() const { return phased ? pad / S : 0; }
+  int64_t grid() const { return phased ? (out - 1 + pad) / S - base() + 1 : out; }
+  /// Box offset of reduction tap j.
+  int64_t tapOffset(bool transposed, int64_t j) const {
+    return phased ? spread() - j : (transposed ? K - 1 - j : j) * dil;
+  }
+  /// Whether reduction tap j meets a kernel tap in phase phi.
+  bool meets(int64_t j, int64_t phi) const {
+    return !phased || ((j * S + phi) % dil == 0 && (j * S + phi) / dil < K);
+  }
+  /// Input position of box position 0 for the tile at grid position 0.
+  int64_t origin0(bool transposed) const {
+    return !transposed ? -pad : phased ? base() - spread() : pad - spread();
+  }
+};
+
 struct Geometry {
-  int64_t cinG, coutG, taps, ks, nt;
+  int64_t cinG, coutG, taps, phases, ks, nt;
+  int64_t used; // (k8 step, n8 tile) pairs whose products can be nonzero
 };
 
 Geometry geometry(const ConvSpec &s) {
   Geometry g;
   g.cinG = s.Cin / s.groups;
   g.coutG = s.Cout / s.groups;
-  g.taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  std::array<Axis, 3> ax{Axis(s, 0), Axis(s, 1), Axis(s, 2)};
+  g.taps = ax[0].taps() * ax[1].taps() * ax[2].taps();
+  g.phases = ax[0].phases() * ax[1].phases() * ax[2].phases();
   g.ks = (g.cinG * g.taps + 7) / 8;
-  g.nt = (g.coutG + 7) / 8;
+  g.nt = (g.phases * g.coutG + 7) / 8;
+  // As the template's blockUsed: a whole-8 step is one reduction tap, a whole-8 tile one
+  // phase; they are skipped where the tap meets no kernel tap in that phase along some dim.
+  g.used = g.ks * g.nt;
+  if (g.cinG % 8 == 0 && g.coutG % 8 == 0) {
+    g.used = 0;
+    for (int64_t k = 0; k < g.ks; ++k)
+      for (int64_t n = 0; n < g.nt; ++n) {
+        int64_t tap = 8 * k / g.cinG, phase = 8 * n / g.coutG;
+        int64_t jw = tap % ax[2].taps(), jh = tap / ax[2].taps() % ax[1].taps(),
+                jd = tap / (ax[2].taps() * ax[1].taps());
+        int64_t fw = phase % ax[2].phases(), fh = phase / ax[2].phases() % ax[1].phases(),
+                fd = phase / (ax[2].phases() * ax[1].phases());
+        g.used += ax[0].meets(jd, fd) && ax[1].meets(jh, fh) && ax[2].meets(jw, fw);
+      }
+  }
   return g;
 }
 
-/// Input positions a tile of t outputs reads along dim d (the template's Walk::kBox).
+/// Input positions a tile of t grid positions reads along dim d (the template's Walk::kBox).
 int64_t boxExtent(const ConvSpec &s, int d, int64_t t) {
-  int64_t step = s.transposed ? 1 : s.stride[d];
-  return step * (t - 1) + (s.kernel[d] - 1) * s.dilation[d] + 1;
+  Axis a(s, d);
+  return a.step(s.transposed) * (t - 1) + a.spread() + 1;
 }
 
 /// Floats per box row in shared memory: the row copied in aligned pieces (16, 8 or 4 bytes,
@@ -54,7 +102,7 @@ int64_t boxExtent(const ConvSpec &s, int d, int64_t t) {
 /// (the template's kRowStride).
 int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
   int64_t piece = s.in[2] % 4 == 0 ? 4 : s.in[2] % 2 == 0 ? 2 : 1;
-  int64_t origin = s.transposed ? s.padding[2] - (s.kernel[2] - 1) * s.dilation[2] : -s.padding[2];
+  int64_t origin = Axis(s, 2).origin0(s.transposed);
   int64_t lead = (origin % piece + piece) % piece;
   return (lead + boxExtent(s, 2, tw) + piece - 1) / piece * piece;
 }
@@ -62,13 +110,17 @@ int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
 /// The largest channel-stride residue channelResidue returns.
 constexpr int64_t kMaxResidue = 28;
 
-/// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics.
+/// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics
+/// and, where the walk is by W phase and the output is stored, each warp's staged columns
+/// (every W phase of every channel, 16 rows 20 floats apart: the template's kStageLd).
 /// With residue < 0, the most any channel stride residue needs.
 int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t residue = -1) {
   Geometry g = geometry(s);
   int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
   int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
-  return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG);
+  Axis w(s, 2);
+  int64_t stage = w.phased && s.storeOutput ? t.warps * w.phases() * g.coutG * 20 : 0;
+  return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG + stage);
 }
 
 /// The channel stride of the box, mod 32 words (the template's kCS = whole 32-word lines
@@ -84,17 +136,16 @@ int64_t channelResidue(const ConvSpec &s, const ConvMmaTile &t) {
     return 8;
   int64_t bd = boxExtent(s, 0, t.td), bh = boxExtent(s, 1, t.th), rs = boxRowStride(s, t.tw);
   int64_t plane = bd * bh * rs, step = s.transposed ? 1 : s.stride[2];
-  auto tapOff = [&](int d, int64_t k) {
-    return (s.transposed ? s.kernel[d] - 1 - k : k) * s.dilation[d];
-  };
+  std::array<Axis, 3> ax{Axis(s, 0), Axis(s, 1), Axis(s, 2)};
+  auto tapOff = [&](int d, int64_t j) { return ax[d].tapOffset(s.transposed, j); };
   auto wavefronts = [&](int64_t residue) {
     int64_t cs = (plane + 31) / 32 * 32 + residue, total = 0;
     auto offset = [&](int64_t e) -> int64_t {
       if (e >= g.cinG * g.taps)
         return 0;
       int64_t tap = e / g.cinG, ci = e % g.cinG;
-      int64_t kw = tap % s.kernel[2], kh = tap / s.kernel[2] % s.kernel[1],
-              kd = tap / (s.kernel[2] * s.kernel[1]);
+      int64_t kw = tap % ax[2].taps(), kh = tap / ax[2].taps() % ax[1].taps(),
+              kd = tap / (ax[2].taps() * ax[1].taps());
       return ci * cs + (tapOff(0, kd) * bh + tapOff(1, kh)) * rs + tapOff(2, kw);
     };
     for (int64_t k = 0; k < g.ks; ++k)
@@ -125,19 +176,28 @@ int64_t channelResidue(const ConvSpec &s, const ConvMmaTile &t) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Grid positions along dim d: the output's, or per phase of a strided transposed conv.
+int64_t gridExtent(const ConvSpec &s, int d) { return Axis(s, d).grid(); }
+
 int64_t spatialTiles(const ConvSpec &s, const ConvMmaTile &t) {
-  return ceilDiv(s.out[0], t.td) * ceilDiv(s.out[1], t.th) * ceilDiv(s.out[2], t.tw);
+  return ceilDiv(gridExtent(s, 0), t.td) * ceilDiv(gridExtent(s, 1), t.th) *
+         ceilDiv(gridExtent(s, 2), t.tw);
 }
 
-bool weightsInRegisters(const Geometry &g) { return 2 * g.ks * g.nt <= kWeightRegs; }
+/// Weight fragments in registers when few enough, and not where by-phase columns that are
+/// not whole n8 tiles need the registers for their own bookkeeping (t2d_s3_d2_p2 spilled 48
+/// bytes with its 24 weight words in registers, none without).
+bool weightsInRegisters(const Geometry &g) {
+  return 2 * g.used <= kWeightRegs && !(g.phases > 1 && g.coutG % 8);
+}
 
 /// Modelled cycles of all block tiles (see the file header).
 double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
   Geometry g = geometry(s);
   int64_t mtiles = t.td * t.th * (t.tw / 16);
-  double compute = double(mtiles) * g.ks * std::max<int64_t>(4, 2 * g.nt);
+  double compute = double(mtiles) * std::max<int64_t>(4 * g.ks, 2 * g.used);
   if (!weightsInRegisters(g))
-    compute += double(t.warps) * g.ks * g.nt * 2;
+    compute += double(t.warps) * g.used * 2;
   double epilogue = 8.0 * mtiles * g.nt;
   double box = double(g.cinG) * boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) *
                    boxRowStride(s, t.tw) / 16.0 +
@@ -150,17 +210,20 @@ double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
 /// The most m16 tiles a warp can hold within kThreadValues (0: not even one).
 int64_t maxTilesPerWarp(const ConvSpec &s) {
   Geometry g = geometry(s);
-  int64_t fixed = (g.cinG % 8 ? 2 * g.ks : 0) + (s.accumulateStats ? 4 * g.nt : 0);
+  // By phase with channels that are not whole n8 tiles, each lane's columns have their own
+  // phases and output offsets (t2d_s3_d2_p2 spilled 56 bytes at two m16 tiles without them).
+  int64_t fixed = (g.cinG % 8 ? 2 * g.ks : 0) + (s.accumulateStats ? 4 * g.nt : 0) +
+                  (g.phases > 1 && g.coutG % 8 ? 4 * g.nt : 0);
   return std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
 }
 
 std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
   int64_t maxMw = maxTilesPerWarp(s);
   std::vector<ConvMmaTile> out;
-  int64_t maxTw = std::min<int64_t>(64, ceilDiv(s.out[2], 16) * 16);
+  int64_t maxTw = std::min<int64_t>(64, ceilDiv(gridExtent(s, 2), 16) * 16);
   for (int tw = 16; tw <= maxTw; tw += 16)
-    for (int th = 1; th <= std::min<int64_t>(8, s.out[1]); ++th)
-      for (int td = 1; td <= std::min<int64_t>(4, s.out[0]); ++td) {
+    for (int th = 1; th <= std::min<int64_t>(8, gridExtent(s, 1)); ++th)
+      for (int td = 1; td <= std::min<int64_t>(4, gridExtent(s, 0)); ++td) {
         int64_t mtiles = int64_t(td) * th * (tw / 16);
         for (int warps : {4, 2, 1}) {
           if (mtiles % warps || mtiles / warps > maxMw)
@@ -191,11 +254,12 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
   };
   if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
     return no("groups do not divide the channels");
-  if (s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
-    return no("strided transposed convolution (its output phases walk the input apart)");
   Geometry g = geometry(s);
   if (g.coutG > kMaxCoutG)
     return no("more than " + std::to_string(kMaxCoutG) + " output channels per group");
+  if (g.phases * g.coutG > kMaxCoutG)
+    return no("more than " + std::to_string(kMaxCoutG) +
+              " (output phase, channel) columns per group");
   if (g.ks * g.nt > kMaxFragments)
     return no("the group's weights exceed " + std::to_string(kMaxFragments * 256 / 1024) +
               " KiB of fragments");
@@ -210,7 +274,11 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
 
 double convMmaUsefulShare(const ConvSpec &s) {
   Geometry g = geometry(s);
-  return double(g.coutG) / double(8 * g.nt) * double(g.cinG * g.taps) / double(8 * g.ks);
+  // Useful: every kernel tap with every (input, output) channel pair, once per phase
+  // combination it serves (one, unless the walk is by phase: each kernel tap meets exactly
+  // one (super-tap, phase) pair along each dim).
+  double useful = double(g.cinG) * g.coutG * s.kernel[0] * s.kernel[1] * s.kernel[2];
+  return useful / (64.0 * g.used);
 }
 
 ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
@@ -268,8 +336,8 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   if (smem > 200 * 1024)
     return makeError(s.kernelName + ": conv_mma tile needs " + std::to_string(smem) +
                      " bytes of shared memory");
-  int64_t tilesD = ceilDiv(s.out[0], t.td), tilesH = ceilDiv(s.out[1], t.th),
-          tilesW = ceilDiv(s.out[2], t.tw);
+  int64_t tilesD = ceilDiv(gridExtent(s, 0), t.td), tilesH = ceilDiv(gridExtent(s, 1), t.th),
+          tilesW = ceilDiv(gridExtent(s, 2), t.tw);
   int64_t gridX = ceilDiv(tilesD * tilesH * tilesW, t.tileLoop);
   // Tile indices (blockIdx.x * kTileLoop + i) are 32-bit in the template.
   if (tilesD * tilesH * tilesW + t.tileLoop > 0x7fffffff || s.groups > 65535 || s.N > 65535)
@@ -303,8 +371,13 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   k.launch.sharedBytes = unsigned(smem);
   k.tileConfig = "direct tf32 mma.sync: " + std::to_string(t.td) + "x" + std::to_string(t.th) +
                  "x" + std::to_string(t.tw) + " positions x " + std::to_string(g.coutG) +
-                 " channels per tile, " + std::to_string(g.ks) + " k8 steps, " +
-                 std::to_string(threads) + " threads, " + std::to_string(t.tileLoop) +
+                 " channels" +
+                 (g.phases > 1 ? " x " + std::to_string(g.phases) + " output phases" : "") +
+                 " per tile, " + std::to_string(g.ks) + " k8 steps" +
+                 (g.used < g.ks * g.nt ? " (" + std::to_string(g.used) + " of " +
+                                             std::to_string(g.ks * g.nt) + " step x tile products)"
+                                       : "") +
+                 ", " + std::to_string(threads) + " threads, " + std::to_string(t.tileLoop) +
                  (t.tileLoop == 1 ? " tile per block"
                   : buffers == 2  ? " tiles per block (next box copied during the products)"
                                   : " tiles per block (one box buffer)") +

@@ -2,9 +2,10 @@
 //
 // Turns a ConvSpec with s.math == Tf32 into the source of a templates/conv_mma.cuh kernel:
 // the direct convolution of conv_direct (few channels per group, no im2col) with its
-// products on TF32 tensor cores (m16n8k8 mma.sync, sm_80 and later). Convolutions of any
-// stride and transposed convolutions of stride 1 are accepted, 1-, 2- or 3-D, with padding,
-// dilation, groups (up to 64 output channels per group) and bias.
+// products on TF32 tensor cores (m16n8k8 mma.sync, sm_80 and later). Convolutions and
+// transposed convolutions of any stride are accepted, 1-, 2- or 3-D, with padding,
+// dilation, groups (up to 64 output channels per group; a strided transposed one up to 64
+// (output phase, channel) columns, its phases walked as columns of the product) and bias.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once

@@ -5,7 +5,7 @@
 // never written); S2 like S0 on the direct conv templates (TF32 mma.sync under the auto
 // precision, FFMA under fp32); S3 the
 // GEMM with group norm and the row min in its epilogue (its output never written), then the
-// broadcast add; S4 one kernel.
+// broadcast add; S4 one kernel (FFMA under either precision).
 //
 //===--------------------------------------------------------------------------------===//
 #include "PlanSummary.h"
@@ -86,7 +86,12 @@ TEST(WorkloadPlan, S3GemmOutputNeverWritten) {
 }
 
 TEST(WorkloadPlan, S4OneKernel) {
+  // FFMA under auto too: conv_mma can walk its stride-2 phases as columns of the product,
+  // but that ran 1.7x slower (docs/kernels-direct.md, "conv_mma by phase").
   EXPECT_EQ(summarize("s4_convt3d_grouped.sir"),
+            "group anchor+epilogue: conv_transpose\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  EXPECT_EQ(summarize("s4_convt3d_grouped.sir", Precision::Fp32),
             "group anchor+epilogue: conv_transpose\n"
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
 }

@@ -188,11 +188,23 @@ struct MmaVariant {
 };
 
 inline std::vector<MmaVariant> mmaVariants() {
-  return {{"c2d_g3_d2", {1, 2, 32, 4, 2}},       {"t2d_s1_g8", {1, 4, 16, 2, 4}},
-          {"c2d_wide_cout", {1, 4, 16, 4, 3}},   {"c3d_clamp_s2", {2, 2, 16, 1, 2}},
-          {"t2d_s1_vec", {1, 8, 16, 4, 5}},      {"c1d_pad", {1, 1, 64, 4, 1}},
-          {"s1_conv3d_stats", {1, 4, 32, 4, 4}}, {"s1_conv3d_stats", {2, 2, 32, 4, 4}},
-          {"c3d_s122", {2, 2, 16, 4, 3, false}}, {"t2d_s1_g8", {1, 4, 16, 4, 2, false}}};
+  return {{"c2d_g3_d2", {1, 2, 32, 4, 2}},
+          {"t2d_s1_g8", {1, 4, 16, 2, 4}},
+          {"c2d_wide_cout", {1, 4, 16, 4, 3}},
+          {"c3d_clamp_s2", {2, 2, 16, 1, 2}},
+          {"t2d_s1_vec", {1, 8, 16, 4, 5}},
+          {"c1d_pad", {1, 1, 64, 4, 1}},
+          {"s1_conv3d_stats", {1, 4, 32, 4, 4}},
+          {"s1_conv3d_stats", {2, 2, 32, 4, 4}},
+          {"c3d_s122", {2, 2, 16, 4, 3, false}},
+          {"t2d_s1_g8", {1, 4, 16, 4, 2, false}},
+          // S4 walked by phase: one m16 tile per warp (fewer registers, more warps per SM),
+          // and a wider tile.
+          {"s4_convt3d_grouped", {4, 2, 16, 8, 8}},
+          {"s4_convt3d_grouped", {2, 2, 16, 4, 8}},
+          {"s4_convt3d_grouped", {1, 4, 32, 4, 8}},
+          {"s4_convt3d_grouped", {1, 4, 32, 4, 32}},
+          {"s4_convt3d_grouped", {4, 2, 16, 8, 32}}};
 }
 
 struct NormCase {

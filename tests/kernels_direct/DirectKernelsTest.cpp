@@ -253,8 +253,8 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
     ++supported;
     check(s, emitOrFail(emitConvDirect(s)));
   }
-  // All but the 7 strided transposed convolutions and 64 input channels x 27 taps.
-  EXPECT_EQ(supported, 14);
+  // All but 64 input channels x 27 taps (the strided transposed ones walked by phase).
+  EXPECT_EQ(supported, 21);
   for (const MmaVariant &v : mmaVariants())
     for (const ConvCase &c : convCases()) {
       if (c.spec.kernelName != v.base)
@@ -280,12 +280,20 @@ TEST(ConvMma, TilesCoverTheOutputAndLoopOnlyOnLargeGrids) {
     KernelSource k = emitOrFail(emitConvMma(s));
     EXPECT_EQ(t.tw % 16, 0) << s.kernelName;
     // Four warps, except on 1-D outputs too short for four m16 tiles.
-    EXPECT_TRUE(t.warps == 4 || (s.spatialDims == 1 && s.out[2] < 64)) << s.kernelName;
+    EXPECT_TRUE(t.warps == 4 || (s.spatialDims == 1 && s.out[2] < 64) ||
+                s.kernelName == "t1d_s3_op2_g2") // 30 grid positions of 3 phases
+        << s.kernelName;
     int64_t tiles =
         int64_t(constantOf(k, "kTilesD")) * constantOf(k, "kTilesH") * constantOf(k, "kTilesW");
-    EXPECT_GE(int64_t(constantOf(k, "kTilesW")) * t.tw, s.out[2]) << s.kernelName;
-    EXPECT_GE(int64_t(constantOf(k, "kTilesH")) * t.th, s.out[1]) << s.kernelName;
-    EXPECT_GE(int64_t(constantOf(k, "kTilesD")) * t.td, s.out[0]) << s.kernelName;
+    // The tiles cover the grid: the output, or along a strided dim of a transposed
+    // convolution the positions m = floor((o + pad) / stride) of every output o.
+    std::array<int64_t, 3> grid = s.out;
+    for (int d = 0; d < 3; ++d)
+      if (s.transposed && s.stride[d] > 1)
+        grid[d] = (s.out[d] - 1 + s.padding[d]) / s.stride[d] - s.padding[d] / s.stride[d] + 1;
+    EXPECT_GE(int64_t(constantOf(k, "kTilesW")) * t.tw, grid[2]) << s.kernelName;
+    EXPECT_GE(int64_t(constantOf(k, "kTilesH")) * t.th, grid[1]) << s.kernelName;
+    EXPECT_GE(int64_t(constantOf(k, "kTilesD")) * t.td, grid[0]) << s.kernelName;
     EXPECT_EQ(int64_t(k.launch.grid[0]), (tiles + t.tileLoop - 1) / t.tileLoop) << s.kernelName;
     // The small cases have few blocks: one tile each. S2 (a million tiles) loops.
     EXPECT_EQ(t.tileLoop > 1, c.workload || s.kernelName == "s2_convt2d_gelu_norm") << s.kernelName;
@@ -319,14 +327,17 @@ TEST(ConvMma, ChannelStrideAvoidsTheModelledBankConflicts) {
 
 TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
   std::string why;
-  ConvSpec s = conv("t_s2", true, 2, 1, 8, 8, 1, {1, 9, 9}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
+  // Walked by phase, 16 channels of 8 phases are 128 columns of the product.
+  ConvSpec s = conv("t_s2", true, 3, 1, 16, 16, 1, {5, 9, 9}, {3, 3, 3}, {2, 2, 2}, {0, 0, 0},
                     {1, 1, 1}, {0, 0, 0}, false);
   s.math = MathMode::Tf32;
   EXPECT_FALSE(convMmaSupports(s, &why));
-  EXPECT_EQ(why, "strided transposed convolution (its output phases walk the input apart)");
+  EXPECT_EQ(why, "more than 64 (output phase, channel) columns per group");
   EXPECT_EQ(errorOf(emitConvDirect(s)),
-            "t_s2: conv_mma cannot run this convolution: strided transposed convolution (its "
-            "output phases walk the input apart)");
+            "t_s2: conv_mma cannot run this convolution: more than 64 (output phase, channel) "
+            "columns per group");
+  s.Cin = 8, s.Cout = 8, s.stride = {1, 2, 2}; // 4 phases x 8 channels
+  EXPECT_TRUE(convMmaSupports(s, &why)) << why;
   s = conv("wide", false, 2, 1, 8, 72, 1, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1},
            {0, 0, 0}, false);
   EXPECT_FALSE(convMmaSupports(s, &why));
@@ -355,6 +366,23 @@ TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
   ConvSpec dw = conv("dw", false, 2, 1, 8, 8, 8, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                      {1, 1, 1}, {0, 0, 0}, false);
   EXPECT_DOUBLE_EQ(convMmaUsefulShare(dw), 1.0 / 8 * 9.0 / 16);
+  // S4 walked by phase: 8 super-taps x 8 channels as K, 8 phases x 8 channels as N; each of
+  // its 27 kernel taps meets one (super-tap, phase) pair, the other 37 of the 64 step x tile
+  // products are skipped, so every product that runs is useful.
+  int found = 0;
+  for (const ConvCase &c : convCases()) {
+    if (c.spec.kernelName != "s4_convt3d_grouped")
+      continue;
+    ++found;
+    ConvSpec s4 = c.spec;
+    s4.math = MathMode::Tf32;
+    EXPECT_DOUBLE_EQ(convMmaUsefulShare(s4), 1.0);
+    KernelSource k = emitOrFail(emitConvMma(s4));
+    EXPECT_NE(k.tileConfig.find("8 channels x 8 output phases"), std::string::npos) << k.tileConfig;
+    EXPECT_NE(k.tileConfig.find("(27 of 64 step x tile products)"), std::string::npos)
+        << k.tileConfig;
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST(Norm, EveryCaseCompilesForHopperAndAmpere) {
