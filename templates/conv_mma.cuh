@@ -121,7 +121,8 @@ __host__ __device__ constexpr int kernelTap(int tap, int phase) {
 /// Whether the products of k8 step s and n8 tile nt can be nonzero: false where the step is
 /// one reduction tap and the tile one phase, and they never meet (so the mma is skipped).
 __host__ __device__ constexpr bool blockUsed(int s, int nt) {
-  return kCinG % 8 != 0 || kCoutG % 8 != 0 || kernelTap(8 * s / kCinG, 8 * nt / kCoutG) >= 0;
+  return kPhases == 1 || kCinG % 8 != 0 || kCoutG % 8 != 0 ||
+         kernelTap(8 * s / kCinG, 8 * nt / kCoutG) >= 0;
 }
 } // namespace cfg
 
@@ -248,16 +249,18 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for column (phase, co) = divmod(n,
   // kCoutG) of the group: the kernel tap that tap and phase meet, zero where none. (Read in
   // memory order and scattered, 8 loads in flight per thread, S1's kernel was 5-10% slower.)
+  constexpr int kKernelTaps = kKD * kKH * kKW;
   for (int e = threadIdx.x; e < kFragWords; e += kThreads) {
     const int h = e & 1, l = (e >> 1) & 31, nt = (e >> 6) % kNT, s = e / (64 * kNT);
     const int k = 8 * s + (l & 3) + 4 * h, col = 8 * nt + (l >> 2);
     float v = 0.f;
-    const int kt = k >= kKEntries || col >= kCols ? -1
-                   : kPhases == 1                 ? k / kCinG
-                                                  : kernelTap(k / kCinG, col / kCoutG);
-    if (kt >= 0) {
-      constexpr int kKernelTaps = kKD * kKH * kKW;
-      const int ci = k % kCinG, co = col % kCoutG;
+    // (The walk by phase looks its kernel tap up; otherwise the reduction tap is the
+    // kernel's, in code kept as it was: a different gather loop cost a deep group 14%.)
+    const int kt = kPhases == 1                   ? k / kCinG
+                   : k < kKEntries && col < kCols ? kernelTap(k / kCinG, col / kCoutG)
+                                                  : -1;
+    if (k < kKEntries && col < kCols && kt >= 0) {
+      const int ci = k % kCinG, co = kPhases == 1 ? col : col % kCoutG;
       v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kKernelTaps + kt
                                  : ((i64)(grp * kCoutG + co) * kCinG + ci) * kKernelTaps + kt));
     }
