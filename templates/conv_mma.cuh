@@ -157,12 +157,15 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   unsigned *sB = reinterpret_cast<unsigned *>(smem + kBuffers * kBoxFloats); // [kKS][kNT][32][2]
   float *sRed = smem + kBuffers * kBoxFloats + kFragWords;                   // [kCoutG][2]
   // A walk by W phase writes every S-th output of a column. Its stores are staged instead:
-  // per warp, one (D, H) phase pair's columns (every W phase of every channel) of one m16
-  // tile, [column][row] with rows kStageLd apart (fragment writes hit 32 banks), then
-  // written as runs of 16 * S consecutive outputs per channel. Storing the fragments
-  // directly, S4's kernel used 11.6 of each 32-byte sector it wrote (H100: 2.2 ms).
-  constexpr bool kStaged = WW::kPhased && kStoreOutput;
-  constexpr int kStageLd = 20, kStageCols = WW::kPhases * kCoutG;
+  // per warp, one (D, H) phase pair's columns (every W phase of every channel) of kRun m16
+  // tiles (a whole row of the block tile where the warp holds whole rows), [column][row]
+  // with rows kStageLd apart (fragment writes hit 32 banks), then written as runs of
+  // 16 * kRun * S consecutive outputs per channel. Storing the fragments directly, S4's
+  // kernel used 11.6 of each 32-byte sector it wrote (H100: 2.2 ms). With kStageStores
+  // (the emitter's choice) the stores of a walk without W phases are staged the same way.
+  constexpr bool kStaged = (WW::kPhased || kStageStores) && kStoreOutput;
+  constexpr int kRun = kStaged && kMW % kMCols == 0 ? kMCols : 1;
+  constexpr int kStageLd = 16 * kRun + 4, kStageCols = WW::kPhases * kCoutG;
   float *sStage = sRed + 2 * kCoutG + (threadIdx.x / 32) * (kStageCols * kStageLd);
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
@@ -414,32 +417,33 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     int pd0, ph0, pw0;
     tileOrigin(st0 + it, pd0, ph0, pw0);
 #pragma unroll
-    for (int i = 0; i < kMW; ++i) {
+    for (int i0 = 0; i0 < kMW; i0 += kRun) {
       int td, th, tw;
-      mtilePlace(i, td, th, tw);
-      const int pd = pd0 + td, ph = ph0 + th, pwBase = pw0 + tw + g;
+      mtilePlace(i0, td, th, tw);
+      const int pd = pd0 + td, ph = ph0 + th;
       if (pd >= WD::kGrid || ph >= WH::kGrid)
         continue; // (the same for the whole warp)
-      // Element r of n8 tile nt, when its column's (D, H) phase pair is dh (any when
-      // dh < 0): bias, epilogue, statistics, and the store or its staging.
-      auto element = [&](int nt, int r, int dh) {
-        const int q = r & 1;
+      // Element r of n8 tile nt of m16 tile i0 + ii, when its column's (D, H) phase pair is
+      // dh (any when dh < 0): bias, epilogue, statistics, and the store or its staging.
+      auto element = [&](int ii, int nt, int r, int dh) {
+        const int q = r & 1, row = 16 * ii + g + 8 * (r >> 1);
         int phase, cg;
         column(nt, q, phase, cg);
         if ((kCols % 8 != 0 && phase >= kPhases) || (dh >= 0 && phase / WW::kPhases != dh))
           return;
         const int od = WD::out(pd, phase / (WW::kPhases * WH::kPhases));
         const int oh = WH::out(ph, phase / WW::kPhases % WH::kPhases);
-        const int ow = WW::out(pwBase + 8 * (r >> 1), phase % WW::kPhases);
+        const int ow = WW::out(pw0 + tw + row, phase % WW::kPhases);
         if (ow >= kOW || (WW::kPhased && ow < 0) || (WD::kPhased && (od < 0 || od >= kOD)) ||
             (WH::kPhased && (oh < 0 || oh >= kOH)))
           return;
         const i64 at = ((i64)od * kOH + oh) * kOW + ow;
         const int co = grp * kCoutG + cg;
-        const float a = kHasBias ? acc[i][nt][r] + bv[nt][q] : acc[i][nt][r]; // (+0.f is kept)
+        const float acv = acc[i0 + ii][nt][r];
+        const float a = kHasBias ? acv + bv[nt][q] : acv; // (+0.f is kept)
         const float v = epilogue(a, n, co, at, b);
         if constexpr (kStaged)
-          sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + g + 8 * (r >> 1)] = v;
+          sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
         else if constexpr (kStoreOutput)
           y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
         if constexpr (kAccStats) {
@@ -452,27 +456,30 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
           for (int r = 0; r < 4; ++r)
-            element(nt, r, -1);
+            element(0, nt, r, -1);
       } else {
 #pragma unroll
         for (int dh = 0; dh < kPhases / WW::kPhases; ++dh) {
 #pragma unroll
-          for (int nt = 0; nt < kNT; ++nt)
+          for (int ii = 0; ii < kRun; ++ii)
 #pragma unroll
-            for (int r = 0; r < 4; ++r)
-              element(nt, r, dh);
+            for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+              for (int r = 0; r < 4; ++r)
+                element(ii, nt, r, dh);
           __syncwarp();
-          // The staged runs: channel c's outputs of grid rows pw0 + tw .. + 15 in every W
-          // phase, consecutive in the output (positions outside it were not staged).
+          // The staged runs: channel c's outputs of grid rows pw0 + tw .. + 16 * kRun - 1 in
+          // every W phase, consecutive in the output (positions outside it were not staged).
+          constexpr int kRunLen = 16 * kRun * WW::kPhases;
           const int od = WD::out(pd, dh / WH::kPhases), oh = WH::out(ph, dh % WH::kPhases);
           if (od >= 0 && od < kOD && oh >= 0 && oh < kOH) {
             float *yrow =
                 y + ((i64)n * kCout + grp * kCoutG) * kOD * kOH * kOW + ((i64)od * kOH + oh) * kOW;
 #pragma unroll
-            for (int l0 = 0; l0 < 16 * WW::kPhases; l0 += 32) {
+            for (int l0 = 0; l0 < kRunLen; l0 += 32) {
               const int l = l0 + lane, j = l / WW::kPhases, fw = l % WW::kPhases;
               const int ow = WW::out(pw0 + tw + j, fw);
-              if (l < 16 * WW::kPhases && ow >= 0 && ow < kOW)
+              if (l < kRunLen && ow >= 0 && ow < kOW)
 #pragma unroll 8
                 for (int c = 0; c < kCoutG; ++c)
                   yrow[(i64)c * kOD * kOH * kOW + ow] = sStage[(fw * kCoutG + c) * kStageLd + j];

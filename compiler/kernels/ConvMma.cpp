@@ -111,15 +111,20 @@ int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
 constexpr int64_t kMaxResidue = 28;
 
 /// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics
-/// and, where the walk is by W phase and the output is stored, each warp's staged columns
-/// (every W phase of every channel, 16 rows 20 floats apart: the template's kStageLd).
+/// and, where the walk is by W phase or the tile stages its stores and the output is
+/// stored, each warp's staged columns (every W phase of every channel, 16 x kRun rows and 4
+/// floats of padding: the template's kStageLd).
 /// With residue < 0, the most any channel stride residue needs.
 int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t residue = -1) {
   Geometry g = geometry(s);
   int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
   int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
   Axis w(s, 2);
-  int64_t stage = w.phased && s.storeOutput ? t.warps * w.phases() * g.coutG * 20 : 0;
+  int64_t mw = int64_t(t.td) * t.th * (t.tw / 16) / t.warps, mcols = t.tw / 16;
+  int64_t run = mw % mcols == 0 ? mcols : 1; // the template's kRun
+  int64_t stage = (w.phased || t.stageStores) && s.storeOutput
+                      ? t.warps * w.phases() * g.coutG * (16 * run + 4)
+                      : 0;
   return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG + stage);
 }
 
@@ -303,6 +308,10 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
   while (best.tileLoop < 8 && blocks / (2 * best.tileLoop) >= 2048 &&
          2 * best.tileLoop <= spatialTiles(s, best))
     best.tileLoop *= 2;
+  // Output rows whose length is not a multiple of 8 floats start off the 32-byte sectors,
+  // so the fragments' 8-position runs write partial sectors: staged, each channel's row of
+  // the tile is written whole.
+  best.stageStores = s.storeOutput && s.out[2] % 8 != 0;
   best.doubleBuffer = smemBytes(s, best, 2) <= kSmemLimit;
   return best;
 }
@@ -358,6 +367,7 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   w.constant("kChannelResidue", residue);
   w.constantBool("kDoubleBuffer", buffers == 2);
   w.constantBool("kBInRegs", weightsInRegisters(g));
+  w.constantBool("kStageStores", t.stageStores);
   w.code("namespace cfg {");
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.code("} // namespace cfg");

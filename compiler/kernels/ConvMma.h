@@ -34,6 +34,9 @@ double convMmaUsefulShare(const ConvSpec &s);
 struct ConvMmaTile {
   int td = 1, th = 1, tw = 16, warps = 4, tileLoop = 1;
   bool doubleBuffer = true;
+  /// Stage the stores per warp in shared memory and write whole rows of the tile per
+  /// channel (always done for a walk by W phase).
+  bool stageStores = false;
 };
 
 /// The tile emitConvMma chooses for `s` (which must be supported).

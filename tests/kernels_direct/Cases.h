@@ -203,8 +203,12 @@ inline std::vector<MmaVariant> mmaVariants() {
           {"s4_convt3d_grouped", {4, 2, 16, 8, 8}},
           {"s4_convt3d_grouped", {2, 2, 16, 4, 8}},
           {"s4_convt3d_grouped", {1, 4, 32, 4, 8}},
-          {"s4_convt3d_grouped", {1, 4, 32, 4, 32}},
-          {"s4_convt3d_grouped", {4, 2, 16, 8, 32}}};
+          {"s4_convt3d_grouped", {1, 1, 128, 4, 8}},
+          {"s4_convt3d_grouped", {1, 2, 128, 8, 8}},
+          {"s4_convt3d_grouped", {2, 1, 128, 8, 8}},
+          // S2's storing pass with the fragments stored directly (its chosen tile stages
+          // them: rows of 258 floats start off the sectors).
+          {"s2_convt2d_gelu_norm", {1, 8, 32, 4, 8, true, false}}};
 }
 
 struct NormCase {

@@ -234,11 +234,12 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
   // TF32 direct convolutions go to conv_mma (through emitConvDirect, as the planner calls
   // it); the chosen tiles never spill, nor do the forced ones the GPU harness checks.
   int supported = 0;
-  auto check = [&](const ConvSpec &s, const KernelSource &k) {
+  // Chosen tiles fit 48 KiB (four blocks per SM); forced ones the emitter's 200 KiB.
+  auto check = [&](const ConvSpec &s, const KernelSource &k, bool forced = false) {
     EXPECT_NE(k.source.find("#include \"conv_mma.cuh\""), std::string::npos) << s.kernelName;
     EXPECT_EQ(k.launch.grid[1], unsigned(s.groups)) << s.kernelName;
     EXPECT_EQ(k.launch.grid[2], unsigned(s.N)) << s.kernelName;
-    EXPECT_LE(k.launch.sharedBytes, 48u * 1024) << s.kernelName;
+    EXPECT_LE(k.launch.sharedBytes, (forced ? 200u : 48u) * 1024) << s.kernelName;
     for (const char *arch : {"sm_90a", "sm_80"}) {
       NvrtcResult r = compile(k, arch);
       EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
@@ -266,7 +267,7 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
       EXPECT_EQ(constantOf(k, "kDoubleBuffer"), v.tile.tileLoop > 1 && v.tile.doubleBuffer)
           << s.kernelName;
       EXPECT_EQ(k.launch.block[0], 32u * v.tile.warps) << s.kernelName;
-      check(s, k);
+      check(s, k, true);
     }
 }
 
