@@ -391,7 +391,10 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
                  (t.tileLoop == 1 ? " tile per block"
                   : buffers == 2  ? " tiles per block (next box copied during the products)"
                                   : " tiles per block (one box buffer)") +
-                 ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory");
+                 ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory") +
+                 ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
+                      ? ", stores staged per warp and written by whole tile rows"
+                      : "");
   setDirectConvCost(s, k);
   return k;
 }

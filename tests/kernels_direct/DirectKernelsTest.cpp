@@ -326,6 +326,29 @@ TEST(ConvMma, ChannelStrideAvoidsTheModelledBankConflicts) {
   }
 }
 
+TEST(ConvMma, StagesTheStoresOfRowsThatStartOffTheSectors) {
+  // Output rows of a multiple of 8 floats keep the fragments' 8-position stores (whole
+  // 32-byte sectors); other rows are staged and written whole (S2: 258 floats a row).
+  int staged = 0;
+  for (const ConvCase &c : convCases()) {
+    ConvSpec s = c.spec;
+    s.math = MathMode::Tf32;
+    if (!convMmaSupports(s, nullptr))
+      continue;
+    KernelSource k = emitOrFail(emitConvMma(s));
+    bool stage = constantOf(k, "kStageStores") == 1;
+    EXPECT_EQ(stage, s.storeOutput && s.out[2] % 8 != 0) << s.kernelName;
+    EXPECT_EQ(k.tileConfig.find("stores staged") != std::string::npos,
+              s.storeOutput && (stage || (s.transposed && s.stride[2] > 1)))
+        << s.kernelName << ": " << k.tileConfig;
+    staged += stage;
+    if (s.kernelName == "s2_convt2d_gelu_norm") {
+      EXPECT_TRUE(stage);
+    }
+  }
+  EXPECT_GT(staged, 3);
+}
+
 TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
   std::string why;
   // Walked by phase, 16 channels of 8 phases are 128 columns of the product.
