@@ -31,10 +31,11 @@
 // after the previous tile: the weights are still staged once for all the block's tiles).
 // The weights are staged once per block in fragment order (TF32-rounded) and kept in
 // registers when kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store
-// instruction writes 8 consecutive positions of 4 channels: whole 32-byte sectors; by phase, every
-// S-th position, the other phases' columns filling the sectors), per-(n, c) sums and sums of
-// squares reduced over the lanes of a column, then over the block in shared memory, and added with
-// one double atomic per (n, c, block).
+// instruction writes 8 consecutive positions of 4 channels: whole 32-byte sectors where output
+// rows are a multiple of 8 floats; otherwise, and when walking by W phase, the values are staged
+// per warp and each channel's row of the tile is written by one instruction), per-(n, c) sums and
+// sums of squares reduced over the lanes of a column, then over the block in shared memory, and
+// added with one double atomic per (n, c, block).
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue
 // (as conv_direct.cuh). The prologue defines, in namespace cfg, the constants used below
