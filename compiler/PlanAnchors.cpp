@@ -106,8 +106,8 @@ bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
   if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(stats, nullptr))
     return false;
   // conv_mma walks a strided transposed convolution by output phase, but there it lost: S4
-  // (8 x 8 channels per group, 8 phases as columns) took 1.15-1.29 ms on four tiles against
-  // 0.67-0.68 ms on FFMA (H100, 2026-11-25; docs/kernels-direct.md, "conv_mma by phase").
+  // (8 x 8 channels per group, 8 phases as columns) took 0.88-1.29 ms on seven tiles against
+  // 0.66-0.68 ms on FFMA (H100, 2026-11-25; docs/kernels-direct.md, "conv_mma by phase").
   if (s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
     return false;
   int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];

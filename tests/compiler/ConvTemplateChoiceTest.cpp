@@ -129,7 +129,7 @@ TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
             "  launch conv_mma.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
   // Depthwise: one channel per group fills 1/8 of an n8 tile and 9/16 of two k8 steps, so
   // it stays on FFMA; so does a strided transposed convolution (conv_mma walks it by output
-  // phase, but S4 ran 1.7x slower that way).
+  // phase, but S4 ran 1.3-1.9x slower that way).
   EXPECT_EQ(summarize("graph g(%x: f32[2,8,9,11], %w: param f32[8,1,3,3]) { %y = conv(%x, %w) "
                       "{groups = 8} return %y }"),
             "group anchor+epilogue: conv\n"

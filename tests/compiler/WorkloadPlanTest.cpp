@@ -87,7 +87,7 @@ TEST(WorkloadPlan, S3GemmOutputNeverWritten) {
 
 TEST(WorkloadPlan, S4OneKernel) {
   // FFMA under auto too: conv_mma can walk its stride-2 phases as columns of the product,
-  // but that ran 1.7x slower (docs/kernels-direct.md, "conv_mma by phase").
+  // but that ran 1.3-1.9x slower (docs/kernels-direct.md, "conv_mma by phase").
   EXPECT_EQ(summarize("s4_convt3d_grouped.sir"),
             "group anchor+epilogue: conv_transpose\n"
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
