@@ -230,6 +230,18 @@ TEST(ConvDirect, RejectsBadSpecs) {
   EXPECT_EQ(errorOf(emitConvDirect(s)), "tf32: unused spatial dim 1 must have size 1");
 }
 
+/// The cases conv_mma supports, in TF32 (as the planner hands them to it).
+std::vector<ConvSpec> mmaSpecs() {
+  std::vector<ConvSpec> out;
+  for (const ConvCase &c : convCases()) {
+    ConvSpec s = c.spec;
+    s.math = MathMode::Tf32;
+    if (convMmaSupports(s, nullptr))
+      out.push_back(s);
+  }
+  return out;
+}
+
 TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
   // TF32 direct convolutions go to conv_mma (through emitConvDirect, as the planner calls
   // it); the chosen tiles never spill, nor do the forced ones the GPU harness checks.
@@ -246,11 +258,7 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
       EXPECT_EQ(spillBytes(r.log), 0) << s.kernelName << " for " << arch << ":\n" << r.log;
     }
   };
-  for (const ConvCase &c : convCases()) {
-    ConvSpec s = c.spec;
-    s.math = MathMode::Tf32;
-    if (!convMmaSupports(s, nullptr))
-      continue;
+  for (const ConvSpec &s : mmaSpecs()) {
     ++supported;
     check(s, emitOrFail(emitConvDirect(s)));
   }
@@ -309,11 +317,7 @@ TEST(ConvMma, ChannelStrideAvoidsTheModelledBankConflicts) {
   // Whole-8-channel k8 steps: channels t of one tap, 8 banks apart (8 mod 32). S1's 3
   // channels mix taps in a step: residue 12 models 29 wavefronts for its 22 fragment loads
   // per m16 tile, 8 would model 43.
-  for (const ConvCase &c : convCases()) {
-    ConvSpec s = c.spec;
-    s.math = MathMode::Tf32;
-    if (!convMmaSupports(s, nullptr))
-      continue;
+  for (const ConvSpec &s : mmaSpecs()) {
     KernelSource k = emitOrFail(emitConvMma(s));
     int residue = constantOf(k, "kChannelResidue");
     EXPECT_EQ(residue % 4, 0) << s.kernelName;
@@ -330,11 +334,7 @@ TEST(ConvMma, StagesTheStoresOfRowsThatStartOffTheSectors) {
   // Output rows of a multiple of 8 floats keep the fragments' 8-position stores (whole
   // 32-byte sectors); other rows are staged and written whole (S2: 258 floats a row).
   int staged = 0;
-  for (const ConvCase &c : convCases()) {
-    ConvSpec s = c.spec;
-    s.math = MathMode::Tf32;
-    if (!convMmaSupports(s, nullptr))
-      continue;
+  for (const ConvSpec &s : mmaSpecs()) {
     KernelSource k = emitOrFail(emitConvMma(s));
     bool stage = constantOf(k, "kStageStores") == 1;
     EXPECT_EQ(stage, s.storeOutput && s.out[2] % 8 != 0) << s.kernelName;
