@@ -81,6 +81,11 @@ __device__ __forceinline__ void atomicMaxFloat(float *addr, float v) {
     atomicMin(reinterpret_cast<unsigned *>(addr), __float_as_uint(v));
 }
 
+/// A when Cond, else B: std::conditional, which NVRTC's headers do not offer. The templates
+/// pick the narrowest integer type an extent allows with it.
+template <bool Cond, class A, class B> struct Select { using Type = A; };
+template <class A, class B> struct Select<false, A, B> { using Type = B; };
+
 /// The same value, through an empty asm the compiler cannot see into: a loop-invariant value
 /// passed through it stays in a register instead of being recomputed inside the loop (ptxas
 /// rematerializes cheap index arithmetic under register pressure).

@@ -48,10 +48,6 @@ __host__ __device__ constexpr int floorDiv(int a, int b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-/// An unsigned integer type of at least N bits (N <= 64).
-template <int N, bool Narrow = (N <= 32)> struct Bits { using Type = unsigned long long; };
-template <int N> struct Bits<N, true> { using Type = unsigned; };
-
 /// The tap pattern of one blocked dim. Output j of a patch (relative to the patch origin)
 /// and tap k meet input (relative to the patch's input base) off(j, k) when hit(j, k).
 /// Convolution: i = o*S - P + k*D, always a hit. Transposed: o = i*S - P + k*D, a hit when
@@ -256,7 +252,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     // Bit r * kPW + q: element (r, q) is inside the input plane. It and the origin pass
     // through sinter::opaque so that the compiler keeps them in registers rather than
     // recomputing them from the thread index at every step.
-    using Mask = typename sinter::conv_direct::Bits<kPH * kPW>::Type;
+    using Mask = typename sinter::Select<(kPH * kPW <= 32), unsigned, unsigned long long>::Type;
     Mask inside = 0;
 #pragma unroll
     for (int r = 0; r < kPH; ++r)

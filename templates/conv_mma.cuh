@@ -50,12 +50,6 @@
 namespace sinter {
 namespace conv_mma {
 
-/// A signed integer type for offsets below Extent: int where it fits, else 64 bits.
-template <long long Extent, bool Narrow = (Extent < (1ll << 31))> struct OffsetType {
-  using Type = long long;
-};
-template <long long Extent> struct OffsetType<Extent, true> { using Type = int; };
-
 /// The walk along one spatial dim. A tile is T consecutive positions of the dim's grid; row
 /// p of the grid and reduction tap j read box position kStep * (p - p0) + tap(j), where the
 /// box starts at input position origin(p0). For a convolution and a stride-1 transposed
@@ -202,7 +196,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const int iw0 = WW::origin(pw0) - kLead;
     if constexpr (kRowWalk) {
       // Offsets within the group's input: 32 bits where they fit.
-      using Off = typename sinter::conv_mma::OffsetType<(i64)kCinG * kID * kIH * kIW>::Type;
+      constexpr i64 kExtent = (i64)kCinG * kID * kIH * kIW;
+      using Off = typename sinter::Select<(kExtent < (1ll << 31)), int, long long>::Type;
       const int q = threadIdx.x % kPieces, r0 = threadIdx.x / kPieces;
       if (r0 >= kRowsPerPass)
         return; // the block's last few threads, short of a whole column
