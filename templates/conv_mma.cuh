@@ -253,15 +253,21 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const int h = e & 1, l = (e >> 1) & 31, nt = (e >> 6) % kNT, s = e / (64 * kNT);
     const int k = 8 * s + (l & 3) + 4 * h, col = 8 * nt + (l >> 2);
     float v = 0.f;
-    // (The walk by phase looks its kernel tap up; otherwise the reduction tap is the
-    // kernel's, in code kept as it was: a different gather loop cost a deep group 14%.)
-    const int kt = kPhases == 1                   ? k / kCinG
-                   : k < kKEntries && col < kCols ? kernelTap(k / kCinG, col / kCoutG)
-                                                  : -1;
-    if (k < kKEntries && col < kCols && kt >= 0) {
-      const int ci = k % kCinG, co = kPhases == 1 ? col : col % kCoutG;
-      v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kKernelTaps + kt
-                                 : ((i64)(grp * kCoutG + co) * kCinG + ci) * kKernelTaps + kt));
+    if constexpr (kPhases == 1) {
+      // (As before the walk by phase, to the instruction: a differently compiled gather
+      // loop cost a deep group 4-14%.)
+      if (k < kKEntries && col < kCoutG) {
+        const int tap = k / kCinG, ci = k % kCinG;
+        v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + col) * kKernelTaps + tap
+                                   : ((i64)(grp * kCoutG + col) * kCinG + ci) * kKernelTaps + tap));
+      }
+    } else {
+      const int kt = k < kKEntries && col < kCols ? kernelTap(k / kCinG, col / kCoutG) : -1;
+      if (kt >= 0) {
+        const int ci = k % kCinG, co = col % kCoutG;
+        v = __ldg(w + (kTransposed ? ((i64)(grp * kCinG + ci) * kCoutG + co) * kKernelTaps + kt
+                                   : ((i64)(grp * kCoutG + co) * kCinG + ci) * kKernelTaps + kt));
+      }
     }
     sB[e] = sinter::mma::toTf32(v);
   }
@@ -318,7 +324,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // the group (both constant per n8 tile when the group's channels are whole n8 tiles); a
   // phase of kPhases or more marks a padding column.
   auto column = [&](int nt, int q, int &phase, int &cg) {
-    if constexpr (kCoutG % 8 == 0) {
+    if constexpr (kPhases == 1) {
+      cg = 8 * nt + 2 * t + q, phase = cg < kCoutG ? 0 : 1;
+    } else if constexpr (kCoutG % 8 == 0) {
       phase = 8 * nt / kCoutG, cg = 8 * nt % kCoutG + 2 * t + q;
     } else {
       const int col = 8 * nt + 2 * t + q;
