@@ -279,9 +279,8 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
 
 double convMmaUsefulShare(const ConvSpec &s) {
   Geometry g = geometry(s);
-  // Useful: every kernel tap with every (input, output) channel pair, once per phase
-  // combination it serves (one, unless the walk is by phase: each kernel tap meets exactly
-  // one (super-tap, phase) pair along each dim).
+  // Useful: one product per kernel tap and (input, output) channel pair, per grid position
+  // (by phase too: each kernel tap meets exactly one (super-tap, phase) pair along each dim).
   double useful = double(g.cinG) * g.coutG * s.kernel[0] * s.kernel[1] * s.kernel[2];
   return useful / (64.0 * g.used);
 }
