@@ -222,6 +222,11 @@ int64_t maxTilesPerWarp(const ConvSpec &s) {
   return std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
 }
 
+/// Whether the emitter stages a kernel's stores: output rows whose length is not a multiple
+/// of 8 floats start off the 32-byte sectors, so the fragments' 8-position runs write partial
+/// sectors; staged, each channel's row of the tile is written whole.
+bool stagesStores(const ConvSpec &s) { return s.storeOutput && s.out[2] % 8 != 0; }
+
 std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
   int64_t maxMw = maxTilesPerWarp(s);
   std::vector<ConvMmaTile> out;
@@ -234,6 +239,7 @@ std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
           if (mtiles % warps || mtiles / warps > maxMw)
             continue;
           ConvMmaTile t{td, th, tw, warps, 1};
+          t.stageStores = stagesStores(s); // (its staging counts against the limit)
           if (smemBytes(s, t, 1) <= kSmemLimit)
             out.push_back(t);
           break;
@@ -307,10 +313,6 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
   while (best.tileLoop < 8 && blocks / (2 * best.tileLoop) >= 2048 &&
          2 * best.tileLoop <= spatialTiles(s, best))
     best.tileLoop *= 2;
-  // Output rows whose length is not a multiple of 8 floats start off the 32-byte sectors,
-  // so the fragments' 8-position runs write partial sectors: staged, each channel's row of
-  // the tile is written whole.
-  best.stageStores = s.storeOutput && s.out[2] % 8 != 0;
   best.doubleBuffer = smemBytes(s, best, 2) <= kSmemLimit;
   return best;
 }
