@@ -24,13 +24,16 @@
 //
 // Work split: block (x, y, z) = (kTileLoop consecutive output tiles of kTD x kTH x kTW
 // positions, group, batch n); each warp owns kMW m16 tiles of the block tile and all kNT
-// n8 tiles. The block copies its input box (every channel of the group, the tile's
-// positions plus the kernel's halo, zeros outside the input) with cp.async in aligned
-// 16-, 8- or 4-byte pieces spread over all its threads, and with kDoubleBuffer the next
-// tile's box while it computes on this one (without, when two boxes do not fit, each box
+// n8 tiles (with kRowReuse, a warp holding several whole rows of the tile loads each A
+// fragment once for every row and H tap that reads it). The block copies its input box (every
+// channel of the group, the tile's positions plus the kernel's halo, zeros outside the input) with
+// cp.async in aligned 16-, 8- or 4-byte pieces spread over all its threads, and with kDoubleBuffer
+// the next tile's box while it computes on this one (without, when two boxes do not fit, each box
 // after the previous tile: the weights are still staged once for all the block's tiles).
 // The weights are staged once per block in fragment order (TF32-rounded) and kept in
-// registers when kBInRegs. Epilogue: per element, bias + epilogue functor, store (each store
+// registers when kBInRegs. Epilogue, without a branch per element (elements outside the
+// output are computed at a clamped position and dropped): per element, bias + epilogue
+// functor, store (each store
 // instruction writes 8 consecutive positions of 4 channels: whole 32-byte sectors where output
 // rows are a multiple of 8 floats; otherwise, and when walking by W phase, the values are staged
 // per warp and each channel's row of the tile is written by one instruction), per-(n, c) sums and
@@ -146,6 +149,14 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   constexpr int kMW = kMTiles / kWarps;
   constexpr int kFragWords = kKS * kNT * 64;
   static_assert(kTW % 16 == 0 && kMTiles % kWarps == 0, "m16 tiles must split over the warps");
+  // Row reuse: where a warp's m16 tiles are kWR > 1 whole consecutive rows of the block tile
+  // (every column block of each) and the H walk has stride 1, the product loop loads each A
+  // fragment once for all the (row, H tap) pairs that read it: (kWR + spread) box rows
+  // instead of kWR x H taps per column block (S2, 2 rows x 3 taps: 4 loads instead of 6).
+  // For groups of whole k8 steps (one tap per step) only.
+  constexpr int kWR = kMW % kMCols == 0 ? kMW / kMCols : 1;
+  constexpr bool kRowReuse =
+      kCinG % 8 == 0 && WH::kStep == 1 && WH::kTaps > 1 && kWR > 1 && kTH % kWR == 0;
   static_assert(kCin % kCinG == 0 && kCout % kCoutG == 0, "bad channel counts");
 
   extern __shared__ __align__(16) float smem[];
@@ -308,6 +319,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const int mt = warp * kMW + i;
     td = mt / (kMCols * kTH), th = mt / kMCols % kTH, tw = mt % kMCols * 16;
   };
+  // Whether box row u (of the warp's first tile row) is read by one of its kWR rows.
+  auto rowRead = [](int u) {
+    for (int jh = 0; jh < WH::kTaps; ++jh)
+      if (u - WH::tap(jh) >= 0 && u - WH::tap(jh) < kWR)
+        return true;
+    return false;
+  };
   // Box position of row g of each of this warp's m16 tiles.
   int rowOff[kMW];
 #pragma unroll
@@ -387,9 +405,17 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
           acc[i][nt][r] = 0.f;
-#pragma unroll
-    for (int s = 0; s < kKS; ++s) {
-      unsigned bf[kNT][2];
+    // This lane's A fragment: rows g and g + 8 of k entries t (box offset o0 from p) and
+    // t + 4 (o1). Rounded to TF32, not truncated: on the H200, truncating A saved 11% of S2's
+    // statistics pass but made its sums 8x less accurate (6.6e-4 against 8.2e-5).
+    auto aFragment = [&](const float *p, int o0, int o1, unsigned(&a)[4]) {
+      a[0] = sinter::mma::toTf32Operand(p[o0]);
+      a[1] = sinter::mma::toTf32Operand(p[o0 + 8 * WW::kStep]);
+      a[2] = sinter::mma::toTf32Operand(p[o1]);
+      a[3] = sinter::mma::toTf32Operand(p[o1 + 8 * WW::kStep]);
+    };
+    // This lane's B fragments of k8 step s.
+    auto bFragments = [&](int s, unsigned(&bf)[kNT][2]) {
 #pragma unroll
       for (int nt = 0; nt < kNT; ++nt) {
         if (!blockUsed(s, nt))
@@ -399,19 +425,59 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         else
           bFragment(s, nt, bf[nt]);
       }
-      const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
+    };
+    if constexpr (kRowReuse) {
+      // The warp's m16 tiles are kWR consecutive rows x kMCols column blocks, and the H walk
+      // has stride 1, so tile row j with H tap jh reads box row j + WH::tap(jh): each A
+      // fragment (box row u, column block c, D tap, W tap, channel chunk) is loaded once and
+      // multiplied into every (row, H tap) pair that reads it.
+      const float *p = buf + rowOff[0];
 #pragma unroll
-      for (int i = 0; i < kMW; ++i) {
-        const float *p = buf + rowOff[i];
-        // Rounded to TF32, not truncated: on the H200, truncating A saved 11% of S2's
-        // statistics pass but made its sums 8x less accurate (6.6e-4 against 8.2e-5).
-        const unsigned a[4] = {
-            sinter::mma::toTf32Operand(p[o0]), sinter::mma::toTf32Operand(p[o0 + 8 * WW::kStep]),
-            sinter::mma::toTf32Operand(p[o1]), sinter::mma::toTf32Operand(p[o1 + 8 * WW::kStep])};
+      for (int jd = 0; jd < WD::kTaps; ++jd)
 #pragma unroll
-        for (int nt = 0; nt < kNT; ++nt)
-          if (blockUsed(s, nt))
-            sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
+        for (int jw = 0; jw < WW::kTaps; ++jw)
+#pragma unroll
+          for (int ch = 0; ch < kCinG / 8; ++ch)
+#pragma unroll
+            for (int u = 0; u < kWR + WH::kSpread; ++u) {
+              if (!rowRead(u))
+                continue;
+#pragma unroll
+              for (int c = 0; c < kMCols; ++c) {
+                unsigned a[4];
+                const int o = (WD::tap(jd) * kBH + u) * kRowStride + WW::tap(jw) +
+                              16 * WW::kStep * c + (8 * ch + t) * kCS;
+                aFragment(p, o, o + 4 * kCS, a);
+#pragma unroll
+                for (int jh = 0; jh < WH::kTaps; ++jh) {
+                  const int j = u - WH::tap(jh);
+                  if (j < 0 || j >= kWR)
+                    continue;
+                  const int s = ((jd * WH::kTaps + jh) * WW::kTaps + jw) * (kCinG / 8) + ch;
+                  unsigned bf[kNT][2];
+                  bFragments(s, bf);
+#pragma unroll
+                  for (int nt = 0; nt < kNT; ++nt)
+                    if (blockUsed(s, nt))
+                      sinter::mma::mmaTf32(acc[j * kMCols + c][nt], a, bf[nt]);
+                }
+              }
+            }
+    } else {
+#pragma unroll
+      for (int s = 0; s < kKS; ++s) {
+        unsigned bf[kNT][2];
+        bFragments(s, bf);
+        const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
+#pragma unroll
+        for (int i = 0; i < kMW; ++i) {
+          unsigned a[4];
+          aFragment(buf + rowOff[i], o0, o1, a);
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt)
+            if (blockUsed(s, nt))
+              sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
+        }
       }
     }
 
@@ -433,26 +499,32 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         const int q = r & 1, row = 16 * ii + g + 8 * (r >> 1);
         int phase, cg;
         column(nt, q, phase, cg);
-        if ((kCols % 8 != 0 && phase >= kPhases) || (dh >= 0 && phase / WW::kPhases != dh))
-          return;
+        if (dh >= 0 && phase / WW::kPhases != dh)
+          return; // (another pass of the staging loop)
         const int od = WD::out(pd, phase / (WW::kPhases * WH::kPhases));
         const int oh = WH::out(ph, phase / WW::kPhases % WH::kPhases);
         const int ow = WW::out(pw0 + tw + row, phase % WW::kPhases);
-        if (ow >= kOW || (WW::kPhased && ow < 0) || (WD::kPhased && (od < 0 || od >= kOD)) ||
-            (WH::kPhased && (oh < 0 || oh >= kOH)))
-          return;
-        const i64 at = ((i64)od * kOH + oh) * kOW + ow;
-        const int co = grp * kCoutG + cg;
+        // Elements outside the output (and padding columns) are computed at position 0 of
+        // the group's first channel and then dropped: without a branch per element the
+        // compiler interleaves the epilogues of a tile's elements.
+        const bool ok = !(kCols % 8 != 0 && phase >= kPhases) && ow < kOW &&
+                        !(WW::kPhased && ow < 0) && !(WD::kPhased && (od < 0 || od >= kOD)) &&
+                        !(WH::kPhased && (oh < 0 || oh >= kOH));
+        const i64 at = ok ? ((i64)od * kOH + oh) * kOW + ow : 0;
+        const int co = grp * kCoutG + (ok ? cg : 0);
         const float acv = acc[i0 + ii][nt][r];
         const float a = kHasBias ? acv + bv[nt][q] : acv; // (+0.f is kept)
         const float v = epilogue(a, n, co, at, b);
-        if constexpr (kStaged)
-          sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
-        else if constexpr (kStoreOutput)
-          y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
+        if (ok) {
+          if constexpr (kStaged)
+            sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
+          else if constexpr (kStoreOutput)
+            y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
+        }
         if constexpr (kAccStats) {
-          red[nt][q][0] += v;
-          red[nt][q][1] = fmaf(v, v, red[nt][q][1]);
+          const float m = ok ? v : 0.f;
+          red[nt][q][0] += m;
+          red[nt][q][1] = fmaf(m, m, red[nt][q][1]);
         }
       };
       if constexpr (!kStaged) {
