@@ -3,9 +3,11 @@
 // Checks a ConvSpec for templates/conv_mma.cuh, picks its block tile and writes the
 // prologue. The tile is chosen by a small model of one block tile's SM cycles: each m16
 // tile and k8 step reads its A fragment from shared memory (4 wavefronts, the engine's
-// bound while the group has at most two n8 tiles), each n8 tile's mma takes about 2 cycles,
-// the epilogue about 8 per (m16, n8) tile, and the box copy 1/16 cycle per float; the
-// total over all tiles (positions past the output's end included) is minimised.
+// bound while the group has at most two n8 tiles; fewer where a warp's tile rows share
+// them, reusedRows), each n8 tile's mma takes about 2 cycles, the epilogue about 8 per
+// (m16, n8) tile, and the box copy 1/16 cycle per float; the total over all tiles
+// (positions past the output's end included) is minimised. Tiles whose staged stores would
+// be written in runs shorter than 32 floats are not candidates where longer ones exist.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvMma.h"
@@ -110,6 +112,13 @@ int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
 /// The largest channel-stride residue channelResidue returns.
 constexpr int64_t kMaxResidue = 28;
 
+/// Consecutive outputs per channel a warp writes with one staged store pass: kRun m16 tiles
+/// (a whole row of the block tile where the warp holds whole rows) in every W phase.
+int64_t stagedRun(const ConvSpec &s, const ConvMmaTile &t) {
+  int64_t mw = int64_t(t.td) * t.th * (t.tw / 16) / t.warps, mcols = t.tw / 16;
+  return 16 * (mw % mcols == 0 ? mcols : 1) * Axis(s, 2).phases();
+}
+
 /// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics
 /// and, where the walk is by W phase or the tile stages its stores and the output is
 /// stored, each warp's staged columns (every W phase of every channel, 16 x kRun rows and 4
@@ -120,11 +129,9 @@ int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t 
   int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
   int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
   Axis w(s, 2);
-  int64_t mw = int64_t(t.td) * t.th * (t.tw / 16) / t.warps, mcols = t.tw / 16;
-  int64_t run = mw % mcols == 0 ? mcols : 1; // the template's kRun
-  int64_t stage = (w.phased || t.stageStores) && s.storeOutput
-                      ? t.warps * w.phases() * g.coutG * (16 * run + 4)
-                      : 0;
+  int64_t run = stagedRun(s, t) / w.phases(); // 16 x the template's kRun
+  int64_t stage =
+      (w.phased || t.stageStores) && s.storeOutput ? t.warps * w.phases() * g.coutG * (run + 4) : 0;
   return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG + stage);
 }
 
@@ -196,11 +203,37 @@ bool weightsInRegisters(const Geometry &g) {
   return 2 * g.used <= kWeightRegs && !(g.phases > 1 && g.coutG % 8);
 }
 
+/// Box rows a warp's A fragments read per column block, D tap, W tap and channel chunk
+/// where the template reuses them across its tile rows (kRowReuse: whole-8-channel k8 steps,
+/// an H walk of stride 1, the warp holding wr > 1 whole consecutive rows of the tile), else
+/// 0. Without reuse each of the wr rows reads one box row per H tap.
+int64_t reusedRows(const ConvSpec &s, const ConvMmaTile &t) {
+  Geometry g = geometry(s);
+  Axis h(s, 1);
+  int64_t mcols = t.tw / 16, mw = int64_t(t.td) * t.th * mcols / t.warps;
+  int64_t wr = mw % mcols == 0 ? mw / mcols : 1;
+  if (g.cinG % 8 || h.step(s.transposed) != 1 || h.taps() < 2 || wr < 2 || t.th % wr)
+    return 0;
+  int64_t rows = 0;
+  for (int64_t u = 0; u < wr + h.spread(); ++u) {
+    bool read = false;
+    for (int64_t j = 0; j < h.taps(); ++j)
+      read |= u - h.tapOffset(s.transposed, j) >= 0 && u - h.tapOffset(s.transposed, j) < wr;
+    rows += read;
+  }
+  return rows;
+}
+
 /// Modelled cycles of all block tiles (see the file header).
 double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
   Geometry g = geometry(s);
   int64_t mtiles = t.td * t.th * (t.tw / 16);
-  double compute = double(mtiles) * std::max<int64_t>(4 * g.ks, 2 * g.used);
+  double loads = 4.0 * g.ks; // A fragment wavefronts per m16 tile
+  if (int64_t rows = reusedRows(s, t)) {
+    int64_t mcols = t.tw / 16, wr = mtiles / t.warps / mcols;
+    loads *= double(rows) / double(wr * Axis(s, 1).taps());
+  }
+  double compute = double(mtiles) * std::max<double>(loads, 2.0 * g.used);
   if (!weightsInRegisters(g))
     compute += double(t.warps) * g.used * 2;
   double epilogue = 8.0 * mtiles * g.nt;
@@ -245,6 +278,11 @@ std::vector<ConvMmaTile> candidates(const ConvSpec &s) {
           break;
         }
       }
+  // Staged stores written in runs of at least 32 floats where such a tile exists: S2's
+  // storing pass took 3.84 ms on a 1x16x16 tile (runs of 16) against 2.56 on 1x8x32 (H100).
+  auto shortRuns = [&](const ConvMmaTile &t) { return t.stageStores && stagedRun(s, t) < 32; };
+  if (std::any_of(out.begin(), out.end(), [&](const ConvMmaTile &t) { return !shortRuns(t); }))
+    out.erase(std::remove_if(out.begin(), out.end(), shortRuns), out.end());
   // Fewer than four warps only where no 4-warp tile exists (tiny outputs).
   bool four =
       std::any_of(out.begin(), out.end(), [](const ConvMmaTile &t) { return t.warps == 4; });

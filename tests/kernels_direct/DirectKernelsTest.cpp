@@ -349,6 +349,30 @@ TEST(ConvMma, StagesTheStoresOfRowsThatStartOffTheSectors) {
   EXPECT_GT(staged, 3);
 }
 
+TEST(ConvMma, StagedStoresAreWrittenInRunsOfAtLeast32Floats) {
+  // A warp writes each channel's staged outputs in runs of 16 x (its m16 tiles per tile row)
+  // positions when it holds whole rows of the tile. Runs of 16 (64 bytes, three sectors, most
+  // of them partial) made S2's storing pass 1.5x slower on an H100. Checked on S2's storing
+  // pass and on a 3-D convolution like the corpus' conv3d_gn_minimum_clamp_dropout (rows of
+  // 30 floats; its tile was 2x6x16, runs of 16, before the rule).
+  ConvSpec c3 = conv("c3d_rows30", false, 3, 128, 3, 16, 1, {16, 32, 32}, {3, 3, 3}, {1, 1, 1},
+                     {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true);
+  c3.math = MathMode::Tf32;
+  c3.accumulateStats = true;
+  std::vector<ConvSpec> specs{c3};
+  for (const ConvSpec &s : mmaSpecs())
+    if (s.kernelName == "s2_convt2d_gelu_norm")
+      specs.push_back(s);
+  ASSERT_EQ(specs.size(), 2u);
+  for (const ConvSpec &s : specs) {
+    KernelSource k = emitOrFail(emitConvMma(s));
+    EXPECT_EQ(constantOf(k, "kStageStores"), 1) << s.kernelName;
+    ConvMmaTile t = chooseConvMmaTile(s);
+    int64_t mcols = t.tw / 16, mw = int64_t(t.td) * t.th * mcols / t.warps;
+    EXPECT_GE(16 * (mw % mcols == 0 ? mcols : 1), 32) << s.kernelName << ": " << k.tileConfig;
+  }
+}
+
 TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
   std::string why;
   // Walked by phase, 16 channels of 8 phases are 128 columns of the product.
