@@ -208,7 +208,11 @@ inline std::vector<MmaVariant> mmaVariants() {
           {"s4_convt3d_grouped", {2, 1, 128, 8, 8}},
           // S2's storing pass with the fragments stored directly (its chosen tile stages
           // them: rows of 258 floats start off the sectors).
-          {"s2_convt2d_gelu_norm", {1, 8, 32, 4, 8, true, false}}};
+          {"s2_convt2d_gelu_norm", {1, 8, 32, 4, 8, true, false}},
+          // S2's passes on 16-row tiles (four rows per warp sharing A fragments; the emitter
+          // keeps tiles to 8 rows, see docs/kernels-direct.md, "Row reuse").
+          {"s2_convt2d_gelu_stats", {1, 16, 16, 4, 8}},
+          {"s2_convt2d_gelu_norm", {1, 16, 16, 4, 8, true, true}}};
 }
 
 struct NormCase {

@@ -102,7 +102,8 @@ int main(int argc, char **argv) {
       const ConvMmaTile &t = v.tile;
       std::string name = v.base + "__mma_" + std::to_string(t.td) + "x" + std::to_string(t.th) +
                          "x" + std::to_string(t.tw) + "_w" + std::to_string(t.warps) + "_l" +
-                         std::to_string(t.tileLoop) + (t.doubleBuffer ? "" : "_b1");
+                         std::to_string(t.tileLoop) + (t.doubleBuffer ? "" : "_b1") +
+                         (t.stageStores ? "_st" : "");
       if (!dumpMma(c, name, &t))
         return 2;
     }
