@@ -510,11 +510,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         const bool ok = !(kCols % 8 != 0 && phase >= kPhases) && ow < kOW &&
                         !(WW::kPhased && ow < 0) && !(WD::kPhased && (od < 0 || od >= kOD)) &&
                         !(WH::kPhased && (oh < 0 || oh >= kOH));
-        const i64 at = ok ? ((i64)od * kOH + oh) * kOW + ow : 0;
-        const int co = grp * kCoutG + (ok ? cg : 0);
+        // (Only the epilogue's arguments are clamped: the store, taken only when ok, keeps
+        // the unclamped address, so the stores of a tile share one base.)
+        const i64 at = ((i64)od * kOH + oh) * kOW + ow;
+        const int co = grp * kCoutG + cg;
         const float acv = acc[i0 + ii][nt][r];
         const float a = kHasBias ? acv + bv[nt][q] : acv; // (+0.f is kept)
-        const float v = epilogue(a, n, co, at, b);
+        const float v = epilogue(a, n, ok ? co : grp * kCoutG, ok ? at : 0, b);
         if (ok) {
           if constexpr (kStaged)
             sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
