@@ -118,6 +118,14 @@ inline std::vector<ConvCase> convCases() {
   add(conv("t2d_s1_vec", true, 2, 2, 16, 16, 2, {1, 11, 20}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
            {1, 1, 1}, {0, 0, 0}, true),
       "gelu", true);
+  // Forward convolutions whose groups are whole k8 steps, so conv_mma's warps share A
+  // fragments across their tile rows (kRowReuse): 2-D with padding, 3-D with D taps.
+  add(conv("c2d_g8_rows", false, 2, 2, 16, 16, 2, {1, 21, 37}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "relu", true);
+  add(conv("c3d_g8_rows", false, 3, 2, 8, 8, 1, {6, 13, 19}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "identity", true);
   add(conv("t2d_depthwise_s2", true, 2, 2, 6, 6, 6, {1, 10, 10}, {1, 3, 3}, {1, 2, 2}, {0, 0, 0},
            {1, 1, 1}, {0, 1, 1}, false),
       "relu", false);
@@ -209,6 +217,8 @@ inline std::vector<MmaVariant> mmaVariants() {
           // S2's storing pass with the fragments stored directly (its chosen tile stages
           // them: rows of 258 floats start off the sectors).
           {"s2_convt2d_gelu_norm", {1, 8, 32, 4, 8, true, false}},
+          // Two tile rows per warp sharing A fragments, on a forward 2-D convolution.
+          {"c2d_g8_rows", {1, 8, 16, 4, 2}},
           // S2's passes on 16-row tiles (four rows per warp sharing A fragments; the emitter
           // keeps tiles to 8 rows, see docs/kernels-direct.md, "Row reuse").
           {"s2_convt2d_gelu_stats", {1, 16, 16, 4, 8}},
