@@ -418,22 +418,25 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   k.launch.grid = {unsigned(gridX), unsigned(s.groups), unsigned(s.N)};
   k.launch.block = {unsigned(threads), 1, 1};
   k.launch.sharedBytes = unsigned(smem);
-  k.tileConfig = "direct tf32 mma.sync: " + std::to_string(t.td) + "x" + std::to_string(t.th) +
-                 "x" + std::to_string(t.tw) + " positions x " + std::to_string(g.coutG) +
-                 " channels" +
-                 (g.phases > 1 ? " x " + std::to_string(g.phases) + " output phases" : "") +
-                 " per tile, " + std::to_string(g.ks) + " k8 steps" +
-                 (g.used < g.ks * g.nt ? " (" + std::to_string(g.used) + " of " +
-                                             std::to_string(g.ks * g.nt) + " step x tile products)"
-                                       : "") +
-                 ", " + std::to_string(threads) + " threads, " + std::to_string(t.tileLoop) +
-                 (t.tileLoop == 1 ? " tile per block"
-                  : buffers == 2  ? " tiles per block (next box copied during the products)"
-                                  : " tiles per block (one box buffer)") +
-                 ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory") +
-                 ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
-                      ? ", stores staged per warp and written by whole tile rows"
-                      : "");
+  k.tileConfig =
+      "direct tf32 mma.sync: " + std::to_string(t.td) + "x" + std::to_string(t.th) + "x" +
+      std::to_string(t.tw) + " positions x " + std::to_string(g.coutG) + " channels" +
+      (g.phases > 1 ? " x " + std::to_string(g.phases) + " output phases" : "") + " per tile, " +
+      std::to_string(g.ks) + " k8 steps" +
+      (g.used < g.ks * g.nt ? " (" + std::to_string(g.used) + " of " + std::to_string(g.ks * g.nt) +
+                                  " step x tile products)"
+                            : "") +
+      ", " + std::to_string(threads) + " threads, " + std::to_string(t.tileLoop) +
+      (t.tileLoop == 1 ? " tile per block"
+       : buffers == 2  ? " tiles per block (next box copied during the products)"
+                       : " tiles per block (one box buffer)") +
+      ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory") +
+      (reusedRows(s, t) ? ", A fragments shared by each warp's " +
+                              std::to_string(mtiles / t.warps / (t.tw / 16)) + " tile rows"
+                        : "") +
+      ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
+           ? ", stores staged per warp and written by whole tile rows"
+           : "");
   setDirectConvCost(s, k);
   return k;
 }

@@ -367,6 +367,12 @@ TEST(ConvMma, StagedStoresAreWrittenInRunsOfAtLeast32Floats) {
   for (const ConvSpec &s : specs) {
     KernelSource k = emitOrFail(emitConvMma(s));
     EXPECT_EQ(constantOf(k, "kStageStores"), 1) << s.kernelName;
+    // S2's 8 channels are one k8 step per tap: its warps' two rows share A fragments; the
+    // 3-channel convolution's steps mix taps, so it has no row reuse.
+    EXPECT_EQ(k.tileConfig.find("A fragments shared by each warp's 2 tile rows") !=
+                  std::string::npos,
+              s.kernelName == "s2_convt2d_gelu_norm")
+        << k.tileConfig;
     ConvMmaTile t = chooseConvMmaTile(s);
     int64_t mcols = t.tw / 16, mw = int64_t(t.td) * t.th * mcols / t.warps;
     EXPECT_GE(16 * (mw % mcols == 0 ? mcols : 1), 32) << s.kernelName << ": " << k.tileConfig;
