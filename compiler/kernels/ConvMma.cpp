@@ -112,11 +112,17 @@ int64_t boxRowStride(const ConvSpec &s, int64_t tw) {
 /// The largest channel-stride residue channelResidue returns.
 constexpr int64_t kMaxResidue = 28;
 
+/// The whole rows of the block tile each warp holds (its m16 tiles are every column block of
+/// them), or 0 where a warp's tiles are not whole rows (the template's kWR, there 1).
+int64_t warpRows(const ConvMmaTile &t) {
+  int64_t mcols = t.tw / 16, mw = int64_t(t.td) * t.th * mcols / t.warps;
+  return mw % mcols == 0 ? mw / mcols : 0;
+}
+
 /// Consecutive outputs per channel a warp writes with one staged store pass: kRun m16 tiles
 /// (a whole row of the block tile where the warp holds whole rows) in every W phase.
 int64_t stagedRun(const ConvSpec &s, const ConvMmaTile &t) {
-  int64_t mw = int64_t(t.td) * t.th * (t.tw / 16) / t.warps, mcols = t.tw / 16;
-  return 16 * (mw % mcols == 0 ? mcols : 1) * Axis(s, 2).phases();
+  return 16 * (warpRows(t) ? t.tw / 16 : 1) * Axis(s, 2).phases();
 }
 
 /// Shared memory of a tile: the input box(es), the weight fragments, the block's statistics
@@ -210,8 +216,7 @@ bool weightsInRegisters(const Geometry &g) {
 int64_t reusedRows(const ConvSpec &s, const ConvMmaTile &t) {
   Geometry g = geometry(s);
   Axis h(s, 1);
-  int64_t mcols = t.tw / 16, mw = int64_t(t.td) * t.th * mcols / t.warps;
-  int64_t wr = mw % mcols == 0 ? mw / mcols : 1;
+  int64_t wr = warpRows(t);
   if (g.cinG % 8 || h.step(s.transposed) != 1 || h.taps() < 2 || wr < 2 || t.th % wr)
     return 0;
   int64_t rows = 0;
@@ -224,15 +229,20 @@ int64_t reusedRows(const ConvSpec &s, const ConvMmaTile &t) {
   return rows;
 }
 
+/// Whether some A fragment serves more than one (tile row, H tap) pair of a warp (with a
+/// dilation of at least the warp's rows, every pair reads a box row of its own).
+bool sharesFragments(const ConvSpec &s, const ConvMmaTile &t) {
+  int64_t rows = reusedRows(s, t);
+  return rows && rows < warpRows(t) * Axis(s, 1).taps();
+}
+
 /// Modelled cycles of all block tiles (see the file header).
 double tileCost(const ConvSpec &s, const ConvMmaTile &t) {
   Geometry g = geometry(s);
   int64_t mtiles = t.td * t.th * (t.tw / 16);
   double loads = 4.0 * g.ks; // A fragment wavefronts per m16 tile
-  if (int64_t rows = reusedRows(s, t)) {
-    int64_t mcols = t.tw / 16, wr = mtiles / t.warps / mcols;
-    loads *= double(rows) / double(wr * Axis(s, 1).taps());
-  }
+  if (int64_t rows = reusedRows(s, t))
+    loads *= double(rows) / double(warpRows(t) * Axis(s, 1).taps());
   double compute = double(mtiles) * std::max<double>(loads, 2.0 * g.used);
   if (!weightsInRegisters(g))
     compute += double(t.warps) * g.used * 2;
@@ -431,9 +441,9 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
        : buffers == 2  ? " tiles per block (next box copied during the products)"
                        : " tiles per block (one box buffer)") +
       ", weights in " + (weightsInRegisters(g) ? "registers" : "shared memory") +
-      (reusedRows(s, t) ? ", A fragments shared by each warp's " +
-                              std::to_string(mtiles / t.warps / (t.tw / 16)) + " tile rows"
-                        : "") +
+      (sharesFragments(s, t)
+           ? ", A fragments shared by each warp's " + std::to_string(warpRows(t)) + " tile rows"
+           : "") +
       ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
            ? ", stores staged per warp and written by whole tile rows"
            : "");
