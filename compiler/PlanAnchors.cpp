@@ -119,7 +119,10 @@ bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
 /// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30
 /// TFLOP/s on H100/H200 (docs/kernels-direct.md); conv_mma, counting its padded products,
 /// 35 on S2's statistics pass, where the per-element epilogue (GELU, statistics) and not the
-/// products set the time (docs/kernels-direct.md, "conv_mma"); DRAM about 3 TB/s.
+/// products set the time (docs/kernels-direct.md, "conv_mma"); DRAM about 3 TB/s. (With row
+/// reuse and the branch-free epilogue that pass ran 49 TFLOP/s on an H100, timed with an
+/// experimental GELU; at that rate S2's two plans tie, 1.58 + 2.54 ms against about 2.45 +
+/// 1.5, so the rate was left and S2 keeps storing: "Row reuse" in the same doc.)
 constexpr double kDirectConvFlopsPerSecond = 25e12;
 constexpr double kDirectMmaFlopsPerSecond = 35e12;
 constexpr double kDramBytesPerSecond = 3e12;
