@@ -61,6 +61,15 @@ struct Axis {
   }
 };
 
+/// The walks along D, H and W.
+std::array<Axis, 3> axes(const ConvSpec &s) { return {Axis(s, 0), Axis(s, 1), Axis(s, 2)}; }
+
+/// The (d, h, w) coordinates of index i of a D x H x W grid (W fastest) with extents h and w
+/// along H and W: how reduction taps and output phases are numbered.
+std::array<int64_t, 3> unflatten(int64_t i, int64_t h, int64_t w) {
+  return {i / (h * w), i / w % h, i % w};
+}
+
 struct Geometry {
   int64_t cinG, coutG, taps, phases, ks, nt;
   int64_t used; // (k8 step, n8 tile) pairs whose products can be nonzero
@@ -70,7 +79,7 @@ Geometry geometry(const ConvSpec &s) {
   Geometry g;
   g.cinG = s.Cin / s.groups;
   g.coutG = s.Cout / s.groups;
-  std::array<Axis, 3> ax{Axis(s, 0), Axis(s, 1), Axis(s, 2)};
+  std::array<Axis, 3> ax = axes(s);
   g.taps = ax[0].taps() * ax[1].taps() * ax[2].taps();
   g.phases = ax[0].phases() * ax[1].phases() * ax[2].phases();
   g.ks = (g.cinG * g.taps + 7) / 8;
@@ -82,12 +91,9 @@ Geometry geometry(const ConvSpec &s) {
     g.used = 0;
     for (int64_t k = 0; k < g.ks; ++k)
       for (int64_t n = 0; n < g.nt; ++n) {
-        int64_t tap = 8 * k / g.cinG, phase = 8 * n / g.coutG;
-        int64_t jw = tap % ax[2].taps(), jh = tap / ax[2].taps() % ax[1].taps(),
-                jd = tap / (ax[2].taps() * ax[1].taps());
-        int64_t fw = phase % ax[2].phases(), fh = phase / ax[2].phases() % ax[1].phases(),
-                fd = phase / (ax[2].phases() * ax[1].phases());
-        g.used += ax[0].meets(jd, fd) && ax[1].meets(jh, fh) && ax[2].meets(jw, fw);
+        std::array<int64_t, 3> j = unflatten(8 * k / g.cinG, ax[1].taps(), ax[2].taps());
+        std::array<int64_t, 3> f = unflatten(8 * n / g.coutG, ax[1].phases(), ax[2].phases());
+        g.used += ax[0].meets(j[0], f[0]) && ax[1].meets(j[1], f[1]) && ax[2].meets(j[2], f[2]);
       }
   }
   return g;
@@ -154,17 +160,15 @@ int64_t channelResidue(const ConvSpec &s, const ConvMmaTile &t) {
     return 8;
   int64_t bd = boxExtent(s, 0, t.td), bh = boxExtent(s, 1, t.th), rs = boxRowStride(s, t.tw);
   int64_t plane = bd * bh * rs, step = s.transposed ? 1 : s.stride[2];
-  std::array<Axis, 3> ax{Axis(s, 0), Axis(s, 1), Axis(s, 2)};
+  std::array<Axis, 3> ax = axes(s);
   auto tapOff = [&](int d, int64_t j) { return ax[d].tapOffset(s.transposed, j); };
   auto wavefronts = [&](int64_t residue) {
     int64_t cs = (plane + 31) / 32 * 32 + residue, total = 0;
     auto offset = [&](int64_t e) -> int64_t {
       if (e >= g.cinG * g.taps)
         return 0;
-      int64_t tap = e / g.cinG, ci = e % g.cinG;
-      int64_t kw = tap % ax[2].taps(), kh = tap / ax[2].taps() % ax[1].taps(),
-              kd = tap / (ax[2].taps() * ax[1].taps());
-      return ci * cs + (tapOff(0, kd) * bh + tapOff(1, kh)) * rs + tapOff(2, kw);
+      std::array<int64_t, 3> j = unflatten(e / g.cinG, ax[1].taps(), ax[2].taps());
+      return e % g.cinG * cs + (tapOff(0, j[0]) * bh + tapOff(1, j[1])) * rs + tapOff(2, j[2]);
     };
     for (int64_t k = 0; k < g.ks; ++k)
       for (int64_t h = 0; h < 2; ++h) {
@@ -222,8 +226,10 @@ int64_t reusedRows(const ConvSpec &s, const ConvMmaTile &t) {
   int64_t rows = 0;
   for (int64_t u = 0; u < wr + h.spread(); ++u) {
     bool read = false;
-    for (int64_t j = 0; j < h.taps(); ++j)
-      read |= u - h.tapOffset(s.transposed, j) >= 0 && u - h.tapOffset(s.transposed, j) < wr;
+    for (int64_t j = 0; j < h.taps(); ++j) {
+      int64_t row = u - h.tapOffset(s.transposed, j); // the tile row that reads box row u
+      read |= row >= 0 && row < wr;
+    }
     rows += read;
   }
   return rows;
