@@ -19,6 +19,7 @@
 #include "compiler/PlanBuilder.h"
 #include "compiler/kernels/ConvDirect.h"
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/ConvMma.h"
 #include "compiler/kernels/Gemm.h"
 #include "compiler/kernels/Norm.h"
@@ -164,21 +165,31 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));
-  assert(!slots.count(kConvPackSlot) && "conv kernels read nothing else from the rows' slot");
-  std::map<int, int> all = slots, packSlots;
-  if (kernels->front().templateName == "conv_pack.cuh") {
-    // The weight rows the pack kernel writes (from the weight alone) are read by the kernels
-    // after it.
-    const Op &anchor = b.graph.ops[b.fusion.groups[gi].root];
-    const WorkspaceNeed &rows = kernels->front().workspace.front();
-    all[kConvPackSlot] =
-        b.workspace(b.graph.values[anchor.operands[1].value].name + ".rows", rows.bytes);
-    packSlots = {{1, all.at(1)}, {kConvPackSlot, all[kConvPackSlot]}};
+  assert(!slots.count(kConvPackSlot) && !slots.count(kConvStageSlot) &&
+         "conv kernels read nothing else from the rows' and the staged input's slots");
+  // Kernels that prepare an operand for the ones after them: the weight rows (conv_pack.cuh,
+  // from the weight alone) and the input staged channels last (conv_stage.cuh, from x alone),
+  // each written into a workspace of its own.
+  const Op &anchor = b.graph.ops[b.fusion.groups[gi].root];
+  std::map<int, int> all = slots;
+  std::map<std::string, std::map<int, int>> prepSlots;
+  for (const KernelSource &k : *kernels) {
+    const bool pack = k.templateName == "conv_pack.cuh";
+    if (!pack && k.templateName != "conv_stage.cuh")
+      continue;
+    const WorkspaceNeed &out = k.workspace.front();
+    const int operand = pack ? 1 : 0;
+    all[out.slot] = b.workspace(b.graph.values[anchor.operands[operand].value].name +
+                                    (pack ? ".rows" : ".staged"),
+                                out.bytes);
+    prepSlots[k.templateName] = {{operand, all.at(operand)}, {out.slot, all[out.slot]}};
   }
   for (KernelSource &k : *kernels) {
-    const bool pack = k.templateName == "conv_pack.cuh";
-    if (auto err = b.launch(std::move(k), gi, pack ? "weight rows" : role,
-                            pack ? MathMode::Ffma : s.math, pack ? packSlots : all))
+    auto prep = prepSlots.find(k.templateName);
+    const bool isPrep = prep != prepSlots.end();
+    const char *what = k.templateName == "conv_pack.cuh" ? "weight rows" : "input staging";
+    if (auto err = b.launch(std::move(k), gi, isPrep ? what : role,
+                            isPrep ? MathMode::Ffma : s.math, isPrep ? prep->second : all))
       return err;
   }
   return llvm::Error::success();

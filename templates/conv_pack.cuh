@@ -16,9 +16,12 @@
 // the stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
 // kernel of a convolution without phases).
 //
+// With kRound the weights are written rounded to TF32 (nearest, ties away), for kernels whose
+// tensor cores read them through descriptors and would otherwise truncate them.
+//
 // Expects in namespace cfg: kCin, kCout, kGroups, kTransposed, kWKD, kWKH, kWKW (the stored
-// kernel's extents), kKernels, kKPad, kChunk, kThreads, kOutSlot, and the __device__ arrays kPTaps,
-// kPTap0, kPTapStep of kKernels * 3 entries.
+// kernel's extents), kKernels, kKPad, kChunk, kThreads, kOutSlot, kRound, and the __device__
+// arrays kPTaps, kPTap0, kPTapStep of kKernels * 3 entries.
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -63,6 +66,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       const i64 src = cfg::kTransposed ? ((i64)(g * kCinG + ci) * kCoutG + n) * kWKVol + tap
                                        : ((i64)c * kCinG + ci) * kWKVol + tap;
       v = __ldg(w + src);
+      if constexpr (cfg::kRound)
+        v = __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xffffe000u);
     }
     packed[i] = v;
   }

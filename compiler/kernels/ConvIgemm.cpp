@@ -10,6 +10,7 @@
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvIgemm.h"
 #include "compiler/kernels/ConvPhases.h"
+#include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/TensorCoreMath.h"
 
 #include "ir/Error.h"
@@ -278,7 +279,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
 
 /// conv_pack.cuh for the kernels `shapes` of `s`: their weight rows, kPad floats each.
 KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int64_t kPad,
-                      int64_t ciChunk) {
+                      int64_t ciChunk, bool roundTf32 = false) {
   constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
   const std::string name = s.kernelName + "_pack";
   PrologueWriter w(name, "conv_pack.cuh");
@@ -294,6 +295,7 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.constant("kChunk", ciChunk);
   w.constant("kThreads", kThreads);
   w.constant("kOutSlot", kConvPackSlot);
+  w.constantBool("kRound", roundTf32);
   std::vector<int64_t> taps, tap0, tapStep;
   for (const KernelShape &k : shapes)
     for (int d = 0; d < 3; ++d) {
@@ -338,6 +340,11 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        " does not follow from the convolution attributes (expected " +
                        std::to_string(expect) + ")");
   }
+  // On sm_90a, TF32 convolutions of stride 1 with whole 32-channel k tiles run as per-tap
+  // GEMMs over the staged input (ConvShift.h) unless a tile is forced.
+  if (!tile)
+    if (auto shift = convShiftTile(s))
+      return emitConvShift(s, *shift);
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // Engine 1 runs every kernel of the convolution or none (they share the pack kernel's
   // row order).
@@ -495,6 +502,12 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
 int64_t convIgemmMeanReduction(const ConvSpec &s) {
   int64_t depth = (s.Cin / s.groups) * volume(s.kernel);
   return isPhased(s) ? depth / volume(s.stride) : depth;
+}
+
+KernelSource emitConvWeightRows(const ConvSpec &s, int64_t kPad, int64_t ciChunk,
+                                bool roundTf32) {
+  const KernelShape identity{s.out, s.kernel, s.stride, s.padding, s.dilation};
+  return emitPack(s, {identity}, kPad, ciChunk, roundTf32);
 }
 
 llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s) {

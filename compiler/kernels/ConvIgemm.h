@@ -24,7 +24,10 @@ namespace sinter {
 /// Whether conv_igemm can run `s`; when not, and whyNot is given, a one-line reason.
 bool convIgemmSupports(const ConvSpec &s, std::string *whyNot);
 
-/// The conv_igemm kernels for `s`, to be launched in order with the same slots: one, or
+/// The conv_igemm kernels for `s`, to be launched in order with the same slots. Where
+/// convShiftTile(s) accepts it (sm_90a, TF32, stride 1, whole 32-channel k tiles, wide
+/// groups), the kernels are emitConvShift's: weight rows, staged input, per-tap GEMMs
+/// (ConvShift.h). Otherwise one conv_igemm kernel, or
 /// for a strided transposed convolution one per output phase that holds outputs (named
 /// `<kernelName>_p<i>`, each writing its own outputs of y and adding to the same statistics).
 /// Launch of each: grid (ceil(N * rows / BM), ceil(Cout/groups / BN), groups), rows being the
@@ -41,6 +44,12 @@ llvm::Expected<std::vector<KernelSource>> emitConvIgemm(const ConvSpec &s);
 /// Slot 6: conv kernels bind 5 to the per-(n, c) scale and shift of a recomputed pass, and
 /// read nothing else from 6 or 7.
 constexpr int kConvPackSlot = 6;
+
+/// conv_pack.cuh for the one kernel of a convolution without output phases: every output
+/// channel's row of kPad floats, in chunks of ciChunk channels (0: k = ci * taps + tap),
+/// rounded to TF32 when roundTf32. Writes kConvPackSlot.
+KernelSource emitConvWeightRows(const ConvSpec &s, int64_t kPad, int64_t ciChunk,
+                                bool roundTf32);
 
 /// The mean reduction depth of the kernels of emitConvIgemm(s): Cin/groups * kernel volume,
 /// shared among the output phases of a strided transposed convolution.

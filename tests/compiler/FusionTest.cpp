@@ -198,14 +198,18 @@ TEST(Codegen, KernelSourcesAreAPrologueAndOneInclude) {
   ASSERT_TRUE(bool(graphs));
   auto r = runPipeline(graphs->front(), {});
   ASSERT_TRUE(bool(r));
-  // Kernel 0 writes the weight rows (conv_pack.cuh); kernel 1 is the convolution.
-  const std::string &src = r->plan.kernels[1].source.source;
+  // The weight rows (conv_pack.cuh) and the staged input (conv_stage.cuh) come first; then
+  // the convolution.
+  ASSERT_GE(r->plan.kernels.size(), 3u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_pack.cuh");
+  EXPECT_EQ(r->plan.kernels[1].source.templateName, "conv_stage.cuh");
+  const std::string &src = r->plan.kernels[2].source.source;
   EXPECT_NE(src.find("#define SINTER_KERNEL convt3d_relu_gn_k0_conv_transpose_relu_group_norm_stats"),
             std::string::npos);
   EXPECT_NE(src.find("namespace cfg {"), std::string::npos);
   // relu comes from the op table's device expression.
   EXPECT_NE(src.find("(x < 0.f ? 0.f : x)"), std::string::npos);
-  EXPECT_NE(src.find("#include \"conv_igemm.cuh\""), std::string::npos);
+  EXPECT_NE(src.find("#include \"conv_shift.cuh\""), std::string::npos);
   EXPECT_EQ(src.find("__global__"), std::string::npos) << "kernel bodies belong in templates";
 }
 

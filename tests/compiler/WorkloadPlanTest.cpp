@@ -38,8 +38,9 @@ TEST(WorkloadPlan, S0StatisticsInTheConvEpilogueThenOneNormalise) {
             "group conv+epilogue+norm+epilogue: conv_transpose relu group_norm\n"
             "  fill r.stats\n"
             "  launch conv_pack.cuh (weight rows) 1=w 6=w.rows\n"
-            "  launch conv_igemm.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r 4=r.stats "
-            "6=w.rows\n"
+            "  launch conv_stage.cuh (input staging) 0=x 7=x.staged\n"
+            "  launch conv_shift.cuh (anchor + epilogue + statistics) 0=x 1=w 3=r 4=r.stats "
+            "6=w.rows 7=x.staged\n"
             "  launch norm_apply.cuh (normalise + epilogue) 0=r 3=o 4=r.stats 6=gamma 7=beta\n");
 }
 

@@ -179,6 +179,49 @@ inline std::vector<ConvCase> convCases() {
   cs.push_back({convSpec("convt2d_s2_64x128_k4_32px", true, 2, 128, 64, 128, 1, {1, 32, 32},
                          {1, 4, 4}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                 "identity", true});
+  // Stride-1 convolutions for conv_shift.cuh (staged grid, per-tap GEMMs): a grid larger
+  // than the output in every dim (padding and dilation), partial output-channel tiles, groups
+  // of whole 32-channel k tiles with images smaller than a tile, input channels padded to
+  // the k tile (not a multiple of 32), a transposed convolution with padding and dilation, a
+  // dense grid (8-byte pair stores), 1-D, and a store without statistics.
+  {
+    ConvCase c{convSpec("shift_conv3d_pad_dil", false, 3, 2, 64, 96, 1, {6, 7, 9}, {3, 3, 3},
+                        {1, 1, 1}, {1, 2, 0}, {1, 2, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("shift_conv2d_g2_small", false, 2, 3, 64, 128, 2, {1, 10, 12}, {1, 3, 3},
+                        {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "affine"};
+    c.spec.epilogue = functor("affine");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("shift_convt2d_pad_dil", true, 2, 2, 48, 64, 1, {1, 9, 11}, {1, 3, 3},
+                        {1, 1, 1}, {0, 1, 2}, {1, 1, 2}, MathMode::Tf32)};
+    c.spec.hasBias = true;
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("shift_convt3d_dense", true, 3, 3, 32, 64, 1, {6, 8, 14}, {3, 3, 3},
+                        {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("shift_conv1d_store", false, 1, 4, 32, 64, 1, {1, 1, 300}, {1, 1, 5},
+                        {1, 1, 1}, {0, 0, 2}, {1, 1, 1}, MathMode::Tf32)};
+    c.spec.hasBias = true;
+    cs.push_back(c);
+  }
   return cs;
 }
 

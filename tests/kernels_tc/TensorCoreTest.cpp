@@ -8,15 +8,15 @@
 // GPU harness (bench/kernels/tc_check.py).
 //
 //===--------------------------------------------------------------------------------===//
+#include "Nvrtc.h"
 #include "TcCases.h"
 
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/Gemm.h"
-#include "templates/Templates.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <nvrtc.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,45 +27,6 @@ using namespace sinter;
 using namespace sinter::tc_test;
 
 namespace {
-
-/// Compiles `source` for `arch` with the embedded templates as headers; returns the log on
-/// failure or when it is not empty (warnings), an empty string on success.
-std::string nvrtcCompile(const std::string &source, const std::string &arch) {
-  std::vector<std::string> names, texts;
-  for (const TemplateFile &t : templateFiles()) {
-    names.push_back(t.name.str());
-    texts.push_back(t.text.str());
-  }
-  std::vector<const char *> nameP, textP;
-  for (size_t i = 0; i < names.size(); ++i) {
-    nameP.push_back(names[i].c_str());
-    textP.push_back(texts[i].c_str());
-  }
-  nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "kernel.cu", int(names.size()), textP.data(),
-                         nameP.data()) != NVRTC_SUCCESS)
-    return "nvrtcCreateProgram failed";
-  std::string archOpt = "--gpu-architecture=" + arch;
-  const char *opts[] = {archOpt.c_str(), "-std=c++17", "-default-device"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
-  std::string log;
-  size_t logSize = 0;
-  nvrtcGetProgramLogSize(prog, &logSize);
-  log.resize(logSize);
-  nvrtcGetProgramLog(prog, log.data());
-  size_t cubinSize = 0;
-  if (r == NVRTC_SUCCESS)
-    nvrtcGetCUBINSize(prog, &cubinSize);
-  nvrtcDestroyProgram(&prog);
-  if (r != NVRTC_SUCCESS)
-    return "compile failed: " + log;
-  if (cubinSize == 0)
-    return "no cubin";
-  // A warning is a finding too (the log holds at least its terminating zero).
-  if (log.find_first_not_of(std::string(" \n\0", 3)) != std::string::npos)
-    return "compiled with a log: " + log;
-  return {};
-}
 
 TEST(ConvIgemm, StridedTransposedRunsAsOneKernelPerOutputPhase) {
   // ConvTranspose3d(32 -> 64, k 3, stride 2, padding 1, output_padding 1) on 2 x 32 x 5x6x7:
@@ -404,7 +365,7 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
   EXPECT_EQ(ks->front().templateName, "conv_pack.cuh");
   for (const KernelSource &k : *ks) {
-    if (k.templateName != "conv_pack.cuh") {
+    if (k.templateName != "conv_pack.cuh" && k.templateName != "conv_stage.cuh") {
       EXPECT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.tileConfig;
     }
     EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
@@ -584,7 +545,8 @@ TEST(Dump, ForGpuHarness) {
       gemms.push_back(g);
     }
   }
-  // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg);
+  // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg,
+  // with engine 1's chosen tile even where conv_shift.cuh would be chosen);
   // benchmarked ones also with other widths and B stage counts (suffix _wgt<i>).
   std::map<std::string, ConvIgemmTile> forcedConvTiles;
   for (size_t i = 0, e = convs.size(); i < e; ++i) {
@@ -596,6 +558,7 @@ TEST(Dump, ForGpuHarness) {
       continue;
     std::string name = c.spec.kernelName;
     c.spec.kernelName = name + "_wg";
+    forcedConvTiles[c.spec.kernelName] = *chosen; // engine 1 even where conv_shift is chosen
     convs.push_back(c);
     if (!c.bench)
       continue;
@@ -610,6 +573,34 @@ TEST(Dump, ForGpuHarness) {
         convs.push_back(c);
       }
   }
+  // Every conv case conv_shift.cuh can compute also runs on it in TF32 (suffix _sh: the
+  // chosen tile where the planner would pick the engine, else the default one), and on every
+  // other tile (suffix _sht<i>: 64 or 128 channels x 64, 128 or 256 rows, the most stages).
+  std::map<std::string, ConvShiftTile> forcedShiftTiles;
+  for (size_t i = 0, e = convs.size(); i < e; ++i) {
+    ConvCase c = convs[i];
+    c.spec.wgmma = true;
+    c.spec.math = MathMode::Tf32;
+    if (!convShiftSupports(c.spec) || c.spec.kernelName.find("_v") != std::string::npos ||
+        c.spec.kernelName.find("_wg") != std::string::npos)
+      continue;
+    const std::string name = c.spec.kernelName;
+    const ConvShiftTile chosen = convShiftTile(c.spec).value_or(ConvShiftTile{});
+    c.spec.kernelName = name + "_sh";
+    forcedShiftTiles[c.spec.kernelName] = chosen;
+    convs.push_back(c);
+    int t = 0;
+    for (int bm : {64, 128})
+      for (int bn : {64, 128, 256}) {
+        ConvShiftTile forced{bm, bn, 0};
+        forced.stages = maxStages(forced);
+        if (bm == chosen.bm && bn == chosen.bn)
+          continue;
+        c.spec.kernelName = name + "_sht" + std::to_string(t++);
+        forcedShiftTiles[c.spec.kernelName] = forced;
+        convs.push_back(c);
+      }
+  }
   auto variant = [](const std::string &name) {
     size_t at = name.rfind("_v");
     return at == std::string::npos ? 0 : std::stoi(name.substr(at + 2));
@@ -617,9 +608,11 @@ TEST(Dump, ForGpuHarness) {
   for (const ConvCase &c : convs) {
     int v = variant(c.spec.kernelName);
     auto forced = forcedConvTiles.find(c.spec.kernelName);
-    auto ks = forced != forcedConvTiles.end() ? emitConvIgemm(c.spec, forced->second)
-              : v                             ? emitConvIgemm(c.spec, convTiles[v - 1])
-                                              : emitConvIgemm(c.spec);
+    auto shift = forcedShiftTiles.find(c.spec.kernelName);
+    auto ks = shift != forcedShiftTiles.end()     ? emitConvShift(c.spec, shift->second)
+              : forced != forcedConvTiles.end() ? emitConvIgemm(c.spec, forced->second)
+              : v                               ? emitConvIgemm(c.spec, convTiles[v - 1])
+                                                : emitConvIgemm(c.spec);
     if (!ks && forced != forcedConvTiles.end()) { // a box too large for these stages
       llvm::consumeError(ks.takeError());
       continue;

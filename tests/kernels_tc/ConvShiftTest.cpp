@@ -1,0 +1,313 @@
+//===- tests/kernels_tc/ConvShiftTest.cpp - conv_shift without a GPU -----------------===//
+//
+// conv_shift.cuh computes a stride-1 convolution as one GEMM per tap over the input staged
+// channels last on a zero-padded grid (compiler/kernels/ConvShift.h). What needs no GPU: the
+// grid's pitches make every tap's shifted read land on its input cell or on a zero (checked
+// by evaluating convolutions through the grid with the template's index formulas, against
+// the definition, over many 1-D, 2-D and 3-D shapes, direct and transposed); the planner's
+// rule and its reasons; the launches and tensor maps; every tile compiling for sm_90a.
+//
+//===--------------------------------------------------------------------------------===//
+#include "Nvrtc.h"
+#include "TcCases.h"
+
+#include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvShift.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace sinter;
+using namespace sinter::tc_test;
+
+namespace {
+
+std::string describe(const ConvSpec &s) {
+  std::string r = s.transposed ? "transposed" : "direct";
+  for (int d = 0; d < 3; ++d)
+    r += " [in " + std::to_string(s.in[d]) + " k " + std::to_string(s.kernel[d]) + " p " +
+         std::to_string(s.padding[d]) + " dil " + std::to_string(s.dilation[d]) + " out " +
+         std::to_string(s.out[d]) + "]";
+  return r;
+}
+
+/// y[n][co][o] of a stride-1 convolution by its definition (one input and output channel
+/// suffices for the indexing: weights w[t]).
+std::vector<double> byDefinition(const ConvSpec &s, const std::vector<double> &x,
+                                 const std::vector<double> &w) {
+  const int64_t outVol = s.out[0] * s.out[1] * s.out[2], inVol = s.in[0] * s.in[1] * s.in[2];
+  std::vector<double> y(s.N * outVol, 0.0);
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t od = 0; od < s.out[0]; ++od)
+      for (int64_t oh = 0; oh < s.out[1]; ++oh)
+        for (int64_t ow = 0; ow < s.out[2]; ++ow)
+          for (int64_t td = 0; td < s.kernel[0]; ++td)
+            for (int64_t th = 0; th < s.kernel[1]; ++th)
+              for (int64_t tw = 0; tw < s.kernel[2]; ++tw) {
+                const int64_t o[3] = {od, oh, ow}, t[3] = {td, th, tw};
+                int64_t i[3];
+                bool inside = true;
+                for (int d = 0; d < 3; ++d) {
+                  i[d] = s.transposed ? o[d] + s.padding[d] - t[d] * s.dilation[d]
+                                      : o[d] - s.padding[d] + t[d] * s.dilation[d];
+                  inside &= i[d] >= 0 && i[d] < s.in[d];
+                }
+                if (inside)
+                  y[n * outVol + (od * s.out[1] + oh) * s.out[2] + ow] +=
+                      x[n * inVol + (i[0] * s.in[1] + i[1]) * s.in[2] + i[2]] *
+                      w[(td * s.kernel[1] + th) * s.kernel[2] + tw];
+              }
+  return y;
+}
+
+/// The same through the staged grid, with conv_stage.cuh's placement and conv_shift.cuh's
+/// formulas: grid row q of output (n, od, oh, ow) reads grid row q + tapOffset(t), zero
+/// outside the grid (TMA's fill). Every output must come from a grid row of its own.
+std::vector<double> throughGrid(const ConvSpec &s, const ShiftGrid &g, const std::vector<double> &x,
+                                const std::vector<double> &w) {
+  const int64_t P[3] = {g.pitch[0], g.pitch[1], g.pitch[2]};
+  const int64_t gridVol = P[0] * P[1] * P[2], rows = s.N * gridVol;
+  const int64_t inVol = s.in[0] * s.in[1] * s.in[2];
+  std::vector<double> staged(rows, 0.0);
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t d = 0; d < s.in[0]; ++d)
+      for (int64_t h = 0; h < s.in[1]; ++h)
+        for (int64_t v = 0; v < s.in[2]; ++v)
+          staged[n * gridVol + (d * P[1] + h) * P[2] + v] =
+              x[n * inVol + (d * s.in[1] + h) * s.in[2] + v];
+  const int64_t outVol = s.out[0] * s.out[1] * s.out[2];
+  std::vector<double> y(s.N * outVol, std::nan(""));
+  for (int64_t q = 0; q < rows; ++q) {
+    const int64_t n = q / gridVol, r = q % gridVol;
+    const int64_t od = r / (P[1] * P[2]), oh = r / P[2] % P[1], ow = r % P[2];
+    if (od >= s.out[0] || oh >= s.out[1] || ow >= s.out[2])
+      continue;
+    double acc = 0;
+    for (int64_t td = 0; td < s.kernel[0]; ++td)
+      for (int64_t th = 0; th < s.kernel[1]; ++th)
+        for (int64_t tw = 0; tw < s.kernel[2]; ++tw) {
+          const int64_t off =
+              ((g.off[0] + g.step[0] * td) * P[1] + (g.off[1] + g.step[1] * th)) * P[2] + g.off[2] +
+              g.step[2] * tw;
+          const int64_t src = q + off;
+          if (src >= 0 && src < rows)
+            acc += staged[src] * w[(td * s.kernel[1] + th) * s.kernel[2] + tw];
+        }
+    double &out = y[n * outVol + (od * s.out[1] + oh) * s.out[2] + ow];
+    EXPECT_TRUE(std::isnan(out)) << "output written twice: " << describe(s);
+    out = acc;
+  }
+  return y;
+}
+
+TEST(ShiftGrid, EveryTapReadsItsInputOrAZero) {
+  std::mt19937 rng(7);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::normal_distribution<double> normal;
+  int checked = 0;
+  for (int trial = 0; trial < 4000 && checked < 600; ++trial) {
+    ConvSpec s;
+    s.transposed = trial % 2;
+    s.N = 2;
+    bool ok = true;
+    for (int d = 0; d < 3; ++d) {
+      if (d < 2 && pick(0, 2) == 0)
+        continue; // a dim of extent 1 (1-D and 2-D shapes)
+      s.in[d] = pick(1, 7);
+      s.kernel[d] = pick(1, 4);
+      s.dilation[d] = pick(1, 3);
+      s.padding[d] = pick(0, 4);
+      const int64_t span = s.dilation[d] * (s.kernel[d] - 1);
+      s.out[d] = s.transposed ? s.in[d] - 1 - 2 * s.padding[d] + span + 1
+                              : s.in[d] + 2 * s.padding[d] - span;
+      ok &= s.out[d] >= 1;
+    }
+    if (!ok)
+      continue;
+    const ShiftGrid g = shiftGrid(s);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_GE(g.pitch[d], s.out[d]) << describe(s);
+      EXPECT_GE(g.pitch[d], s.in[d]) << describe(s);
+    }
+    std::vector<double> x(s.N * s.in[0] * s.in[1] * s.in[2]),
+        w(s.kernel[0] * s.kernel[1] * s.kernel[2]);
+    for (double &v : x)
+      v = normal(rng);
+    for (double &v : w)
+      v = normal(rng);
+    const std::vector<double> want = byDefinition(s, x, w), got = throughGrid(s, g, x, w);
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-9) << describe(s) << " output " << i;
+    ++checked;
+  }
+  EXPECT_GE(checked, 600);
+}
+
+TEST(ShiftGrid, PitchesAreTheSmallestThatServe) {
+  // S0: a transposed 3x3x3 convolution of 32^3 without padding: the grid is the output.
+  ConvSpec s0 = convSpec("s0", true, 3, 16, 64, 128, 1, {32, 32, 32}, {3, 3, 3}, {1, 1, 1},
+                         {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  EXPECT_EQ(shiftGrid(s0).pitch, (std::array<int64_t, 3>{34, 34, 34}));
+  EXPECT_EQ(shiftGrid(s0).rowPitch, 64);
+  // A 'same' 3x3 convolution: one zero column and row between images' rows.
+  ConvSpec same = convSpec("same", false, 2, 2, 36, 64, 1, {1, 20, 24}, {1, 3, 3}, {1, 1, 1},
+                           {0, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  EXPECT_EQ(shiftGrid(same).pitch, (std::array<int64_t, 3>{1, 21, 25}));
+  EXPECT_EQ(shiftGrid(same).rowPitch, 36);
+  // Without padding the grid is the input; the last rows of each dim are not outputs.
+  ConvSpec valid = convSpec("valid", false, 2, 2, 32, 64, 1, {1, 20, 24}, {1, 3, 5}, {1, 1, 1},
+                            {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  EXPECT_EQ(shiftGrid(valid).pitch, (std::array<int64_t, 3>{1, 20, 24}));
+}
+
+ConvSpec s0Spec() {
+  ConvSpec s = convSpec("s0", true, 3, 16, 64, 128, 1, {32, 32, 32}, {3, 3, 3}, {1, 1, 1},
+                        {0, 0, 0}, {1, 1, 1}, MathMode::Tf32);
+  s.wgmma = true;
+  s.accumulateStats = true;
+  return s;
+}
+
+TEST(ConvShift, S0RunsAsWeightRowsStagingAndPerTapGemms) {
+  auto ks = emitConvIgemm(s0Spec());
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  ASSERT_EQ(ks->size(), 3u);
+  const KernelSource &pack = (*ks)[0], &stage = (*ks)[1], &conv = (*ks)[2];
+  EXPECT_EQ(pack.templateName, "conv_pack.cuh");
+  EXPECT_EQ(pack.tileConfig, "1 x 128 rows of 1728 weights"); // 2 chunks x 27 taps x 32
+  EXPECT_NE(pack.source.find("constexpr bool kRound = true;"), std::string::npos);
+  EXPECT_EQ(stage.templateName, "conv_stage.cuh");
+  EXPECT_EQ(stage.name, "s0_stage");
+  EXPECT_EQ(stage.launch.grid[0], 16u * 34 * 34);
+  ASSERT_EQ(stage.workspace.size(), 1u);
+  EXPECT_EQ(stage.workspace[0].slot, kConvStageSlot);
+  EXPECT_EQ(stage.workspace[0].bytes, int64_t(16) * 34 * 34 * 34 * 64 * 4);
+  EXPECT_EQ(conv.templateName, "conv_shift.cuh");
+  EXPECT_EQ(conv.name, "s0");
+  EXPECT_EQ(conv.tileConfig, "shifted rows, 128x256x32 over a 34x34x34 grid, wgmma, 2+1 "
+                             "warpgroups, TMA, 4 stages, tf32");
+  EXPECT_TRUE(conv.launch.persistent);
+  EXPECT_EQ(conv.launch.grid[0], (16u * 34 * 34 * 34 + 255) / 256);
+  EXPECT_EQ(conv.launch.block[0], 384u);
+  EXPECT_EQ(conv.launch.sharedBytes, 4u * (128 + 256) * 128 + 64 + 1024);
+  ASSERT_EQ(conv.launch.tensorMaps.size(), 2u);
+  const TensorMapSpec &rows = conv.launch.tensorMaps[0], &staged = conv.launch.tensorMaps[1];
+  EXPECT_EQ(tensorMapText(rows), "slot 6: dims [1728,128] box [32,128], 128-byte swizzle");
+  EXPECT_EQ(tensorMapText(staged), "slot 7: dims [64,628864] box [32,256], 128-byte swizzle");
+  EXPECT_EQ(staged.strides[0], 64u * 4);
+  // The statistics, and the two workspaces the kernels before it write.
+  ASSERT_EQ(conv.workspace.size(), 3u);
+  EXPECT_EQ(conv.workspace[0].slot, 4);
+  EXPECT_EQ(conv.workspace[1].slot, kConvPackSlot);
+  EXPECT_EQ(conv.workspace[2].slot, kConvStageSlot);
+  EXPECT_DOUBLE_EQ(conv.flops, 2.0 * 16 * 34 * 34 * 34 * 128 * 64 * 27);
+  // A forced tile keeps the input-box engine.
+  ConvIgemmTile box;
+  box.wgmma = true;
+  box.bm = 128;
+  box.warpsM = 8;
+  box.warpsN = 1;
+  auto forced = emitConvIgemm(s0Spec(), box);
+  ASSERT_TRUE(bool(forced)) << llvm::toString(forced.takeError());
+  EXPECT_EQ(forced->back().templateName, "conv_igemm.cuh");
+}
+
+TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
+  auto why = [](ConvSpec s) {
+    std::string reason;
+    EXPECT_FALSE(convShiftTile(s, &reason).has_value()) << describe(s);
+    return reason;
+  };
+  ConvSpec s = s0Spec();
+  ASSERT_TRUE(convShiftTile(s).has_value());
+  ConvSpec t = s;
+  t.wgmma = false;
+  EXPECT_EQ(why(t), "the target has no wgmma (sm_90a)");
+  t = s;
+  t.math = MathMode::Tf32x3;
+  EXPECT_EQ(why(t), "not TF32");
+  t = convSpec("strided", false, 2, 8, 64, 128, 1, {1, 32, 32}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1},
+               {1, 1, 1}, MathMode::Tf32);
+  t.wgmma = true;
+  EXPECT_EQ(why(t), "a stride above 1");
+  t = convSpec("g48", false, 2, 8, 96, 256, 2, {1, 32, 32}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+               {1, 1, 1}, MathMode::Tf32);
+  t.wgmma = true;
+  EXPECT_EQ(why(t), "groups whose input channels are not whole 32-channel k tiles");
+  t = convSpec("c16", false, 2, 8, 16, 128, 1, {1, 32, 32}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+               {1, 1, 1}, MathMode::Tf32);
+  t.wgmma = true;
+  EXPECT_EQ(why(t), "fewer than 32 input channels per group");
+  t.Cin = 72; // 96 / 72 = 1.33
+  EXPECT_EQ(why(t), "input channels that pad the 32-deep k tiles by more than a quarter");
+  t.Cin = 64;
+  t.Cout = 64;
+  EXPECT_EQ(why(t), "output channels per group that fill under 3/4 of 128-channel tiles");
+  t.Cout = 96;
+  EXPECT_TRUE(convShiftTile(t).has_value());
+  t = convSpec("small", false, 2, 64, 64, 128, 1, {1, 6, 6}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+               {1, 1, 1}, MathMode::Tf32);
+  t.wgmma = true; // 36 grid rows for 16 outputs
+  EXPECT_EQ(why(t),
+            "the padded grid would compute over half as many rows again as there are outputs");
+  // Forcing the engine on a convolution it cannot compute names the kernel and the reason.
+  t = convSpec("strided", false, 2, 8, 64, 128, 1, {1, 32, 32}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1},
+               {1, 1, 1}, MathMode::Tf32);
+  auto refused = emitConvShift(t, ConvShiftTile{});
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(llvm::toString(refused.takeError()), "conv_shift cannot run strided: a stride above 1");
+  auto badTile = emitConvShift(s0Spec(), ConvShiftTile{128, 96, 4});
+  ASSERT_FALSE(bool(badTile));
+  EXPECT_EQ(llvm::toString(badTile.takeError()),
+            "s0: not a conv_shift tile (64 or 128 x 64, 128 or 256, at least 2 stages)");
+  auto tooDeep = emitConvShift(s0Spec(), ConvShiftTile{128, 256, 5});
+  ASSERT_FALSE(bool(tooDeep));
+  EXPECT_EQ(llvm::toString(tooDeep.takeError()),
+            "s0: conv_shift's stages do not fit shared memory");
+}
+
+TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
+  auto ks = emitConvShift(s0Spec(), ConvShiftTile{});
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  std::string src = ks->back().source;
+  EXPECT_EQ(nvrtcCompile(src, "sm_90a"), "");
+  const std::string from = "kPitchW = 34;";
+  size_t at = src.find(from);
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, from.size(), "kPitchW = 33;");
+  EXPECT_NE(nvrtcCompile(src, "sm_90a").find("every output position is a grid row"),
+            std::string::npos);
+}
+
+// Every conv case conv_shift can compute compiles for sm_90a on every tile, without a
+// warning; the GPU harness runs the same kernels (bench/kernels/tc_check.py, suffixes
+// _sh and _sht<i>).
+class ConvShiftCompile : public ::testing::TestWithParam<size_t> {};
+TEST_P(ConvShiftCompile, EveryTileNvrtcSm90a) {
+  ConvCase c = convCases()[GetParam()];
+  c.spec.math = MathMode::Tf32;
+  c.spec.wgmma = true;
+  std::string why;
+  if (!convShiftSupports(c.spec, &why))
+    GTEST_SKIP() << c.spec.kernelName << ": " << why;
+  bool prepCompiled = false;
+  for (int bm : {64, 128})
+    for (int bn : {64, 128, 256}) {
+      ConvShiftTile t{bm, bn, 0};
+      t.stages = maxStages(t);
+      auto ks = emitConvShift(c.spec, t);
+      ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+      ASSERT_EQ(ks->size(), 3u);
+      for (const KernelSource &k : *ks)
+        if (k.templateName == "conv_shift.cuh" || !prepCompiled)
+          EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
+      prepCompiled = true;
+    }
+}
+INSTANTIATE_TEST_SUITE_P(AllCases, ConvShiftCompile,
+                         ::testing::Range(size_t(0), convCases().size()));
+
+} // namespace
