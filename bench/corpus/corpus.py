@@ -431,6 +431,16 @@ def _(g, s):
 # ---- conv 2-D
 
 
+@corpus("conv2d_wide_relu_gn")
+def _(g, s):
+    n, hw = s(32, 2), s(128, 10)
+    g.doc = "Conv2d(64->128, k=3, pad=1) -> ReLU -> GroupNorm(8)"
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv(g, "y", x, 128, 3, padding=1)
+    r = g.op("r", "relu", y)
+    g.ret(group_norm(g, "o", r, 8))
+
+
 @corpus("conv2d_gn_tanh_hswish_res_lse")
 def _(g, s):
     n, hw = s(128, 2), s(128, 20)
@@ -732,6 +742,16 @@ def _(g, s):
 
 
 # ---- conv_transpose 3-D
+
+
+@corpus("convt3d_wide_bn_silu")
+def _(g, s):
+    n, c, d = s(16, 2), s(64, 32), s(24, 2)
+    g.doc = "ConvTranspose3d(64->96, k=3) -> BatchNorm -> SiLU"
+    x = g.input("x", [n, c, d, d, d])
+    y = conv_t(g, "y", x, 96, 3)
+    h = batch_norm(g, "n", y)
+    g.ret(g.op("o", "silu", h))
 
 
 @corpus("convt3d_s2_ln_gelu_scale")

@@ -74,7 +74,8 @@ KernelSource emitStage(const ConvSpec &s, const ShiftGrid &g) {
   k.name = name;
   k.templateName = "conv_stage.cuh";
   k.source = w.finish();
-  k.launch.grid = {unsigned(s.N * g.pitch[0] * g.pitch[1]), 1, 1};
+  // One block per 64 positions of a grid row (conv_stage.cuh's kSpanW).
+  k.launch.grid = {unsigned(s.N * g.pitch[0] * g.pitch[1] * ((g.pitch[2] + 63) / 64)), 1, 1};
   k.launch.block = {256, 1, 1};
   k.tileConfig = "input channels last on a " + gridName(s, g) + " grid, rows of " +
                  std::to_string(g.rowPitch) + " floats, TF32-rounded";
