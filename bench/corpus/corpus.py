@@ -433,9 +433,9 @@ def _(g, s):
 
 @corpus("conv2d_wide_relu_gn")
 def _(g, s):
-    n, hw = s(32, 2), s(128, 10)
-    g.doc = "Conv2d(64->128, k=3, pad=1) -> ReLU -> GroupNorm(8)"
-    x = g.input("x", [n, 64, hw, hw])
+    n, hw = s(16, 2), s(128, 7)
+    g.doc = "Conv2d(128->128, k=3, pad=1) -> ReLU -> GroupNorm(8)"
+    x = g.input("x", [n, 128, hw, hw])
     y = conv(g, "y", x, 128, 3, padding=1)
     r = g.op("r", "relu", y)
     g.ret(group_norm(g, "o", r, 8))

@@ -26,6 +26,8 @@ constexpr int64_t kMaxStages = 6;
 // Grids wasting more than this share of their rows leave the convolution to the other
 // engines (a valid convolution of small images: (in / out)^dims).
 constexpr double kMaxGridWaste = 1.5;
+// The shallowest reduction (Cin / groups x taps) conv_shift is chosen for.
+constexpr int64_t kMinReduction = 1024;
 // SMs of the GPUs the tile choice aims at (H100/H200): fewer than two waves of 256-row tiles
 // take 128-row ones.
 constexpr int64_t kSms = 132;
@@ -151,6 +153,14 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   // 128-channel tiles.
   if (roundUp(coutG, 128) * 3 > coutG * 4)
     return no("output channels per group that fill under 3/4 of 128-channel tiles");
+  // Each tile's epilogue (the stores and statistics of 128 x 256 outputs) runs while no
+  // product does: with a shallow reduction it outweighs the faster products (H200, kernel
+  // harness: Conv1d(64 -> 128, k 5), 320 terms, 0.54 ms against 0.25 on the input-box
+  // engine; Conv2d(64 -> 128, k 3) on 128 px, 576 terms, 0.60 on the best tile against 0.56;
+  // S0, 1728 terms, 1.00 against 1.56). Between 576 and 1728 terms is not measured.
+  if (cinG * volume(s.kernel) < kMinReduction)
+    return no("a reduction of fewer than " + std::to_string(kMinReduction) +
+              " terms (each tile's epilogue would outweigh its faster products)");
   const ShiftGrid g = shiftGrid(s);
   if (double(g.rows(s)) > kMaxGridWaste * double(s.N * volume(s.out)))
     return no("the padded grid would compute over half as many rows again as there are outputs");

@@ -53,7 +53,8 @@ int maxStages(const ConvShiftTile &t);
 
 /// The tile for `s`, or none when conv_shift cannot run it (whyNot gets the reason): no
 /// wgmma target, not TF32, not convShiftSupports, fewer than 32 input channels per group or
-/// input channels padding the k tiles by over a quarter, output channels per group filling
+/// input channels padding the k tiles by over a quarter, a reduction (Cin / groups x taps)
+/// under 1024 terms, output channels per group filling
 /// under 3/4 of 128-channel tiles, or a grid with over half as many rows again as outputs.
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot = nullptr);
 

@@ -243,12 +243,17 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   EXPECT_EQ(why(t), "fewer than 32 input channels per group");
   t.Cin = 72; // 96 / 72 = 1.33
   EXPECT_EQ(why(t), "input channels that pad the 32-deep k tiles by more than a quarter");
-  t.Cin = 64;
+  t.Cin = 128;
   t.Cout = 64;
   EXPECT_EQ(why(t), "output channels per group that fill under 3/4 of 128-channel tiles");
-  t.Cout = 96;
+  t.Cout = 96; // 128 x 9 = 1152 terms, 96 of 128 rows
   EXPECT_TRUE(convShiftTile(t).has_value());
-  t = convSpec("small", false, 2, 64, 64, 128, 1, {1, 6, 6}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
+  t = convSpec("shallow", false, 1, 8, 64, 128, 1, {1, 1, 4096}, {1, 1, 5}, {1, 1, 1}, {0, 0, 2},
+               {1, 1, 1}, MathMode::Tf32);
+  t.wgmma = true; // 64 x 5 = 320 terms (the harness's Conv1d: 0.54 ms against 0.25)
+  EXPECT_EQ(why(t), "a reduction of fewer than 1024 terms (each tile's epilogue would outweigh "
+                    "its faster products)");
+  t = convSpec("small", false, 2, 64, 128, 128, 1, {1, 6, 6}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                {1, 1, 1}, MathMode::Tf32);
   t.wgmma = true; // 36 grid rows for 16 outputs
   EXPECT_EQ(why(t),

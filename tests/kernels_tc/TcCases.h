@@ -179,6 +179,19 @@ inline std::vector<ConvCase> convCases() {
   cs.push_back({convSpec("convt2d_s2_64x128_k4_32px", true, 2, 128, 64, 128, 1, {1, 32, 32},
                          {1, 4, 4}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                 "identity", true});
+  // Wide stride-1 convolutions, timed on conv_shift (_sh), the input-box engine (_wg) and
+  // mma.sync: a shallow reduction (320 terms, where conv_shift loses) and one of 1152.
+  cs.push_back({convSpec("conv1d_64x128_k5_4096", false, 1, 128, 64, 128, 1, {1, 1, 4096},
+                         {1, 1, 5}, {1, 1, 1}, {0, 0, 2}, {1, 1, 1}, MathMode::Tf32),
+                "identity", true});
+  {
+    ConvCase c{convSpec("conv2d_128x128_k3_128px", false, 2, 16, 128, 128, 1, {1, 128, 128},
+                        {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "relu", true};
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
   // Stride-1 convolutions for conv_shift.cuh (staged grid, per-tap GEMMs): a grid larger
   // than the output in every dim (padding and dilation), partial output-channel tiles, groups
   // of whole 32-channel k tiles with images smaller than a tile, input channels padded to
