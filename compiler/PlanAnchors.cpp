@@ -159,9 +159,10 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
                        const std::map<int, int> &slots) {
   if (!igemm)
     return b.launch(emitConvDirect(s), gi, role, s.math, slots);
-  // On sm_90a (spec.wgmma) emitConvIgemm puts TF32 convolutions whose input walk has stride 1
-  // on the wgmma engine (an input box per channel chunk, no im2col gathers); the rest stay on
-  // mma.sync (docs/kernels-tensorcore.md, "Convolutions on wgmma").
+  // On sm_90a (spec.wgmma) emitConvIgemm puts wide, deep TF32 convolutions of stride 1 on
+  // conv_shift (per-tap GEMMs over the staged input) and the other TF32 convolutions whose
+  // input walk has stride 1 on the wgmma engine (an input box per channel chunk, no im2col
+  // gathers); the rest stay on mma.sync (docs/kernels-tensorcore.md).
   auto kernels = emitConvIgemm(s);
   if (!kernels)
     return withContext(kernels.takeError(), b.where(gi));

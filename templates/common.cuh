@@ -106,6 +106,14 @@ __device__ __forceinline__ long long opaque(long long v) {
   return v;
 }
 
+/// One 8-byte store of (a, b) at p (8-byte aligned). A float2 store through a cast pointer
+/// can reach the PTX as two 4-byte stores (seen in conv_shift.cuh's epilogue); this cannot.
+/// No memory clobber: for stores of results the kernel does not read back, so that loads
+/// around it (an epilogue's per-channel parameters) stay free to be reused.
+__device__ __forceinline__ void storePair(float *p, float a, float b) {
+  asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b));
+}
+
 // NVRTC knows no __builtin_huge_valf; a bit cast is constexpr in both NVRTC and nvcc.
 constexpr float kInf = __builtin_bit_cast(float, 0x7f800000u);
 

@@ -25,14 +25,14 @@
 // output channels are the accumulator rows, grid rows its columns, so a warp's stores of one
 // channel cover 8 consecutive positions (whole 32-byte sectors of y).
 //
-// Block: one producer warpgroup (thread 0 issues the copies of every k tile of every tile
-// of the block, into a ring of kStages stages, each with a `full` barrier the copies
-// complete and an `empty` one the consumers release) and kBM / 64 consumer warpgroups, each
-// multiplying 64 output channels by the whole B tile with wgmma m64nNk8 (operands from
-// shared memory). Persistent: block b takes tiles b, b + gridDim.x, ...; the ring runs on
-// across tiles, so the producer fills the next tile's stages while the consumers store.
-// Tiles are numbered with the output-channel tile fastest, then the group, then the
-// position tile, so that blocks running together read the same grid rows.
+// Block: kBM / 64 consumer warpgroups and one producer warp (its first thread issues the
+// copies of every k tile of every tile of the block, into a ring of kStages stages, each
+// with a `full` barrier the copies complete and an `empty` one the consumers release); each
+// consumer warpgroup multiplies 64 output channels by the whole B tile with wgmma m64nNk8
+// (operands from shared memory). Persistent: block b takes tiles b, b + gridDim.x, ...; the
+// ring runs on across tiles, so the producer fills the next tile's stages while the consumers
+// store. Tiles are numbered with the output-channel tile fastest, then the group, then the position
+// tile, so that blocks running together read the same grid rows.
 //
 // Epilogue per element: bias, `Epilogue`, store of y [N, Cout, outD, outH, outW], and with
 // kAccumulateStats the per-(n, c) sum and sum of squares into slot 4 (double2 per (n, c);
@@ -42,7 +42,7 @@
 // kBM}), 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBN}); the epilogue may
 // read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W,
 // kPitchD/H/W, kOffD/H/W, kStepD/H/W, kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN,
-// kStages; struct Epilogue.
+// kStages, kEpilogueReadsTensors (see storeTile); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -71,10 +71,14 @@ constexpr bool kDense =
 // tile spans at most two images.
 constexpr bool kPairs = kDense && kGridVol % 2 == 0 && kGridVol >= cfg::kBN;
 constexpr int kMTiles = (kCoutG + cfg::kBM - 1) / cfg::kBM;
+// Every accumulator row is an output channel of the group (no row test in the epilogue).
+constexpr bool kWholeM = kCoutG % cfg::kBM == 0;
 constexpr int kPTiles = int((kRows + cfg::kBN - 1) / cfg::kBN);
 constexpr int kTileCount = kPTiles * cfg::kGroups * kMTiles;
 constexpr int kConsumers = cfg::kBM / 64 * 128;
-constexpr int kBlockThreads = kConsumers + sinter::sm90::kProducerThreads;
+// The consumer warpgroups first (warpgroups start at warp indices divisible by 4), then one
+// producer warp, of which one thread works.
+constexpr int kBlockThreads = kConsumers + 32;
 constexpr unsigned kStageBytes = (cfg::kBM + cfg::kBN) * 32 * 4;
 
 static_assert(cfg::kBM == 64 || cfg::kBM == 128, "one or two consumer warpgroups");
@@ -160,7 +164,7 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int cl = tl.m0 + warp * 16 + g + 8 * h;
-    rowOk[h] = cl < kCoutG;
+    rowOk[h] = kWholeM || cl < kCoutG;
     c[h] = tl.grp * kCoutG + (rowOk[h] ? cl : 0);
     bv[h] = cfg::kHasBias ? bias[c[h]] : 0.f;
   }
@@ -197,9 +201,18 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
           continue;
         const float v0 = Epilogue{}(acc[i][2 * h] + bv[h], n, c[h], sp, b);
         const float v1 = Epilogue{}(acc[i][2 * h + 1] + bv[h], n, c[h], sp + 1, b);
-        if constexpr (cfg::kStoreOutput)
-          *reinterpret_cast<float2 *>(y + ((i64)n * cfg::kCout + c[h]) * kOutVol + sp) =
-              make_float2(v0, v1);
+        if constexpr (cfg::kStoreOutput) {
+          // One 8-byte store (S0's kernel 0.998 -> 0.846 ms against the float2 assignment,
+          // which reaches the PTX as two 4-byte stores), except after an epilogue that reads
+          // tensors: around the 8-byte stores the compiler reloaded those for every element
+          // (convt3d_wide_bn_silu's batch norm: 516 loads per thread and tile against 260,
+          // 0.520 -> 0.562 ms).
+          float *p = y + ((i64)n * cfg::kCout + c[h]) * kOutVol + sp;
+          if constexpr (cfg::kEpilogueReadsTensors)
+            *reinterpret_cast<float2 *>(p) = make_float2(v0, v1);
+          else
+            sinter::storePair(p, v0, v1);
+        }
         if constexpr (cfg::kAccumulateStats) {
           // Registers are indexed by constants only (a run-time index moves them to local
           // memory).
@@ -296,10 +309,10 @@ extern "C" __global__ void __launch_bounds__(conv_shift::kBlockThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (threadIdx.x < sm90::kProducerThreads) {
-    if (threadIdx.x == 0)
+  if (threadIdx.x >= kConsumers) {
+    if (threadIdx.x == kConsumers)
       produce(tm, smem0, fullBar, emptyBar);
     return;
   }
-  consume(smem0, fullBar, emptyBar, threadIdx.x - sm90::kProducerThreads, b);
+  consume(smem0, fullBar, emptyBar, threadIdx.x, b);
 }

@@ -14,8 +14,13 @@ export SINTER_CACHE_DIR=/tmp/sinter-cache
 IFS=, read -ra cl <<< "$cases"
 for c in "${cl[@]}"; do
   [ -n "$c" ] || continue
-  /usr/local/cuda/bin/nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Itemplates -Xptxas -v \
-    -o "$carry/tc/$c.cubin" "$carry/tc/$c.cu" > "$carry/tc/$c.ptxas.log" 2>&1 || echo "nvcc failed: $c"
+  # The case's kernels: its own, and the ones that prepare its operands (weight rows, staged
+  # input) where it has them.
+  for k in "$c" "${c}_pack" "${c}_stage"; do
+    [ -f "$carry/tc/$k.cu" ] || continue
+    /usr/local/cuda/bin/nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Itemplates -Xptxas -v \
+      -o "$carry/tc/$k.cubin" "$carry/tc/$k.cu" > "$carry/tc/$k.ptxas.log" 2>&1 || echo "nvcc failed: $k"
+  done
   grep -E "registers|spill" "$carry/tc/$c.ptxas.log" | head -3
   timeout 200 ncu --clock-control none -k "regex:^$c\$" -c 1 $sections \
     python3 bench/kernels/tc_check.py "$carry/tc" --only "$c" --reps 1 > "$out/ncu-$c.txt" 2>&1

@@ -212,6 +212,8 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
   w.constant("kStages", tile.stages);
+  // How the epilogue stores column pairs depends on it (conv_shift.cuh, storeTile).
+  w.constantBool("kEpilogueReadsTensors", s.epilogue.readsTensors());
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -220,7 +222,7 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   k.source = w.finish();
   k.launch.grid = {unsigned(tileCount(s, g, tile)), 1, 1};
   k.launch.persistent = true;
-  k.launch.block = {unsigned(tile.bm / 64 * 128 + 128), 1, 1};
+  k.launch.block = {unsigned(tile.bm / 64 * 128 + 32), 1, 1};
   k.launch.sharedBytes = unsigned(sharedBytes(tile));
   TensorMapSpec rows;
   rows.slot = kConvPackSlot;
@@ -237,7 +239,7 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   k.launch.tensorMaps = {rows, staged};
   k.tileConfig = "shifted rows, " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
                  "x32 over a " + gridName(s, g) + " grid, wgmma, " + std::to_string(tile.bm / 64) +
-                 "+1 warpgroups, TMA, " + std::to_string(tile.stages) + " stages, tf32";
+                 " warpgroups + a TMA warp, " + std::to_string(tile.stages) + " stages, tf32";
   const int64_t outVol = volume(s.out);
   k.flops = 2.0 * double(s.N * outVol) * double(s.Cout) * double(cinG * taps);
   k.bytes = 4.0 * double(g.rows(s) * g.rowPitch + s.Cout * kPad + (s.hasBias ? s.Cout : 0) +

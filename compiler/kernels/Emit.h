@@ -32,6 +32,8 @@ namespace sinter {
 struct FunctorBody {
   std::string code = "return v;";
   bool isIdentity() const { return code == "return v;"; }
+  /// Whether the body reads tensors (functors reach them only through `b.p[slot]`).
+  bool readsTensors() const { return code.find("b.p[") != std::string::npos; }
 };
 
 /// Builds the text of a generated kernel source.

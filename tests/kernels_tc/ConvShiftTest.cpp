@@ -187,11 +187,11 @@ TEST(ConvShift, S0RunsAsWeightRowsStagingAndPerTapGemms) {
   EXPECT_EQ(stage.workspace[0].bytes, int64_t(16) * 34 * 34 * 34 * 64 * 4);
   EXPECT_EQ(conv.templateName, "conv_shift.cuh");
   EXPECT_EQ(conv.name, "s0");
-  EXPECT_EQ(conv.tileConfig, "shifted rows, 128x256x32 over a 34x34x34 grid, wgmma, 2+1 "
-                             "warpgroups, TMA, 4 stages, tf32");
+  EXPECT_EQ(conv.tileConfig, "shifted rows, 128x256x32 over a 34x34x34 grid, wgmma, 2 "
+                             "warpgroups + a TMA warp, 4 stages, tf32");
   EXPECT_TRUE(conv.launch.persistent);
   EXPECT_EQ(conv.launch.grid[0], (16u * 34 * 34 * 34 + 255) / 256);
-  EXPECT_EQ(conv.launch.block[0], 384u);
+  EXPECT_EQ(conv.launch.block[0], 288u);
   EXPECT_EQ(conv.launch.sharedBytes, 4u * (128 + 256) * 128 + 64 + 1024);
   ASSERT_EQ(conv.launch.tensorMaps.size(), 2u);
   const TensorMapSpec &rows = conv.launch.tensorMaps[0], &staged = conv.launch.tensorMaps[1];
