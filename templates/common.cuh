@@ -108,8 +108,7 @@ __device__ __forceinline__ long long opaque(long long v) {
 
 /// One 8-byte store of (a, b) at p (8-byte aligned). A float2 store through a cast pointer
 /// can reach the PTX as two 4-byte stores (seen in conv_shift.cuh's epilogue); this cannot.
-/// No memory clobber: for stores of results the kernel does not read back, so that loads
-/// around it (an epilogue's per-channel parameters) stay free to be reused.
+/// No memory clobber: it is meant for results the kernel does not read back.
 __device__ __forceinline__ void storePair(float *p, float a, float b) {
   asm volatile("st.global.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b));
 }

@@ -340,8 +340,8 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        " does not follow from the convolution attributes (expected " +
                        std::to_string(expect) + ")");
   }
-  // On sm_90a, TF32 convolutions of stride 1 with whole 32-channel k tiles run as per-tap
-  // GEMMs over the staged input (ConvShift.h) unless a tile is forced.
+  // Wide, deep TF32 convolutions of stride 1 on sm_90a run as per-tap GEMMs over the staged
+  // input where convShiftTile accepts them (ConvShift.h), unless a tile is forced.
   if (!tile)
     if (auto shift = convShiftTile(s))
       return emitConvShift(s, *shift);

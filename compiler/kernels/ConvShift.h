@@ -45,17 +45,18 @@ struct ConvShiftTile {
 };
 
 /// Whether conv_shift.cuh can compute `s` at all (any tile; whyNot gets the reason when not):
-/// strides of 1, groups of whole 32-channel k tiles, grid rows within 32-bit coordinates.
+/// strides of 1, at least 32 input channels per group and groups of whole 32-channel k tiles,
+/// grid rows within 32-bit coordinates.
 bool convShiftSupports(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The most stages of `t` that fit shared memory (at most 6).
 int maxStages(const ConvShiftTile &t);
 
-/// The tile for `s`, or none when conv_shift cannot run it (whyNot gets the reason): no
-/// wgmma target, not TF32, not convShiftSupports, fewer than 32 input channels per group or
-/// input channels padding the k tiles by over a quarter, a reduction (Cin / groups x taps)
-/// under 1024 terms, output channels per group filling
-/// under 3/4 of 128-channel tiles, or a grid with over half as many rows again as outputs.
+/// The tile for `s`, or none when the planner should not pick conv_shift (whyNot gets the
+/// reason): no wgmma target, not TF32, not convShiftSupports, input channels padding the k
+/// tiles by over a quarter, a reduction (Cin / groups x taps) under 1024 terms, output
+/// channels per group filling under 3/4 of 128-channel tiles, or a grid with over half as
+/// many rows again as outputs.
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The kernels, in launch order, sharing slots: conv_pack.cuh (the weight rows, slot 6),
