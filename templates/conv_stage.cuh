@@ -54,8 +54,8 @@ extern "C" __global__ void __launch_bounds__(conv_stage::kThreads)
   const int wEnd = w0 + kSpanW < cfg::kPitchW ? w0 + kSpanW : cfg::kPitchW;
   const int h = row % cfg::kPitchH, d = (row / cfg::kPitchH) % cfg::kPitchD;
   const int n = row / (cfg::kPitchH * cfg::kPitchD);
-  float *out = sinter::slot<float>(b, cfg::kOutSlot) +
-               ((i64)row * cfg::kPitchW + w0) * cfg::kRowPitch;
+  float *out =
+      sinter::slot<float>(b, cfg::kOutSlot) + ((i64)row * cfg::kPitchW + w0) * cfg::kRowPitch;
   const int tid = threadIdx.x;
   if (d >= cfg::kInD || h >= cfg::kInH) {
     float4 *o4 = reinterpret_cast<float4 *>(out);
