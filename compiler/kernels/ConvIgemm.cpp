@@ -47,8 +47,6 @@ ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
   return {128, 16, 32, 8, 1, 4, 1};
 }
 
-int64_t volume(const std::array<int64_t, 3> &a) { return a[0] * a[1] * a[2]; }
-
 bool isPhased(const ConvSpec &s) {
   return s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1);
 }
@@ -102,8 +100,6 @@ struct BRows {
 bool tileTakesPackedB(const ConvTile &tile) {
   return (tile.bn * tile.bk / 4) % (32 * tile.warpsM * tile.warpsN) == 0;
 }
-
-int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 /// Engine 1 (conv_wgmma.cuh): rows per block tile, and the input box a kernel's blocks copy
 /// per channel chunk (the header there describes the layout).
@@ -504,8 +500,7 @@ int64_t convIgemmMeanReduction(const ConvSpec &s) {
   return isPhased(s) ? depth / volume(s.stride) : depth;
 }
 
-KernelSource emitConvWeightRows(const ConvSpec &s, int64_t kPad, int64_t ciChunk,
-                                bool roundTf32) {
+KernelSource emitConvWeightRows(const ConvSpec &s, int64_t kPad, int64_t ciChunk, bool roundTf32) {
   const KernelShape identity{s.out, s.kernel, s.stride, s.padding, s.dilation};
   return emitPack(s, {identity}, kPad, ciChunk, roundTf32);
 }

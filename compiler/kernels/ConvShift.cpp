@@ -18,9 +18,6 @@ namespace sinter {
 
 namespace {
 
-int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-int64_t volume(const std::array<int64_t, 3> &a) { return a[0] * a[1] * a[2]; }
-
 constexpr int64_t kSmemLimit = 227 * 1024;
 constexpr int64_t kMaxStages = 6;
 // Grids wasting more than this share of their rows leave the convolution to the other
@@ -178,9 +175,9 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   std::string why;
   if (!convShiftSupports(s, &why))
     return makeError("conv_shift cannot run " + s.kernelName + ": " + why);
-  if (tileCount(s, shiftGrid(s), tile) > std::numeric_limits<int>::max())
-    return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
   const ShiftGrid g = shiftGrid(s);
+  if (tileCount(s, g, tile) > std::numeric_limits<int>::max())
+    return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
   const int64_t cinG = s.Cin / s.groups;
   const int64_t taps = volume(s.kernel), kPad = (cinG + 31) / 32 * taps * 32;
 

@@ -44,6 +44,14 @@ struct ConvSpec {
   bool accumulateStats = false;
 };
 
+/// Elements of a D x H x W extent (ConvSpec's spatial arrays).
+inline int64_t volume(const std::array<int64_t, 3> &extents) {
+  return extents[0] * extents[1] * extents[2];
+}
+
+/// v rounded up to a multiple of `to` (both positive).
+inline int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
 /// A matrix product C = A * B (+ bias), possibly batched, with an optional row-group
 /// normalisation tail and row reduction (the S3 pattern: linear -> group_norm -> min).
 /// A is [batch..., M, K] row-major; B is [N, K] (linear weight, bTransposed) or
