@@ -74,6 +74,17 @@ bool useIgemm(const ConvSpec &s) {
   return convIgemmSupports(s, &why);
 }
 
+/// conv_shift's output phases and small groups (ConvShift.h) where TF32 is allowed on an
+/// sm_90a target: convShiftTile decides, as it does for the wide stride-1 convolutions that
+/// useIgemm already sends to emitConvIgemm.
+bool useShift(const ConvSpec &s, const PlanOptions &o) {
+  if (!s.wgmma || o.precision == Precision::Fp32)
+    return false;
+  ConvSpec tf32 = s;
+  tf32.math = MathMode::Tf32;
+  return convShiftTile(tf32).has_value();
+}
+
 /// Below this share of useful products (ConvMma.h) a direct convolution stays on FFMA: a
 /// depthwise convolution fills 1/8 of each n8 tile and is memory-bound either way.
 constexpr double kMinMmaUsefulShare = 0.3;
@@ -174,8 +185,11 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
   const Op &anchor = b.graph.ops[b.fusion.groups[gi].root];
   std::map<int, int> all = slots;
   std::map<std::string, std::map<int, int>> prepSlots;
+  auto isPack = [](const KernelSource &k) {
+    return k.templateName == "conv_pack.cuh" || k.templateName == "conv_shift_rows.cuh";
+  };
   for (const KernelSource &k : *kernels) {
-    const bool pack = k.templateName == "conv_pack.cuh";
+    const bool pack = isPack(k);
     if (!pack && k.templateName != "conv_stage.cuh")
       continue;
     const WorkspaceNeed &out = k.workspace.front();
@@ -188,7 +202,7 @@ llvm::Error launchConv(PlanBuilder &b, const ConvSpec &s, bool igemm, int gi, ll
   for (KernelSource &k : *kernels) {
     auto prep = prepSlots.find(k.templateName);
     const bool isPrep = prep != prepSlots.end();
-    const char *what = k.templateName == "conv_pack.cuh" ? "weight rows" : "input staging";
+    const char *what = isPack(k) ? "weight rows" : "input staging";
     if (auto err = b.launch(std::move(k), gi, isPrep ? what : role,
                             isPrep ? MathMode::Ffma : s.math, isPrep ? prep->second : all))
       return err;
@@ -233,7 +247,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const Op &anchor = g.ops[grp.root];
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = b.options.arch == "sm_90a";
-  bool igemm = useIgemm(spec);
+  bool igemm = useIgemm(spec) || useShift(spec, b.options);
   spec.math = convMath(igemm, !igemm && useDirectMma(spec, b.options), b.options.precision);
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);

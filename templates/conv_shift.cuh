@@ -34,15 +34,35 @@
 // store. Tiles are numbered with the output-channel tile fastest, then the group, then the position
 // tile, so that blocks running together read the same grid rows.
 //
+// Output phases (kPhased: a transposed convolution with a stride S > 1 in some dim). Along
+// such a dim, grid position p stands for the S outputs o = S * p + phi + kBase (phi < S;
+// kBase = S * floor(pad / S) - pad), which all read inputs p + floor(pad / S) - j for the
+// taps j = 0 .. (K - 1) * dil / S: a stride-1 walk of the grid again (kOff = floor(pad / S),
+// kStep = -1). Phase phi and tap j meet where the stored kernel has a tap k with
+// k * dil = j * S + phi; the phases become product rows (row = co * kPhases + phi, phi flat
+// over kSD x kSH x kSW), their weights zero where they do not meet (conv_shift_rows.cuh), so
+// no product is spent on the structural zeros of the strided output, only on the pairs of a
+// phase and a tap that do not meet (S4: 27 of 64).
+//
+// Small groups (8 or 16 input channels): one k group of 32 input channels (one k tile per
+// tap) holds 32 / (Cin / groups) channel groups, whose product rows follow each other (all
+// rows of group 0, then 1, ...). A consumer warpgroup's 64 rows lie in kSliceGroups
+// consecutive groups and multiply only the k8 steps of those groups' channels (the weights
+// are zero elsewhere): S4's 4 groups of 8 channels x 8 phases x 8 output channels are 256 rows
+// of one k group, and each warpgroup runs one k8 step of four per k tile. Without small
+// groups a k group is a channel group (kGroupsPerK = 1) and every warpgroup runs all four.
+//
 // Epilogue per element: bias, `Epilogue`, store of y [N, Cout, outD, outH, outW], and with
 // kAccumulateStats the per-(n, c) sum and sum of squares into slot 4 (double2 per (n, c);
 // summed per thread in fp32, over the 4 lanes of a row, then one atomic per row and image).
 //
 // Slots: 2 bias, 3 y, 4 stats, 6 weight rows (tensor map 0: dims {kKPad, Cout}, box {32,
 // kBM}), 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBN}); the epilogue may
-// read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W,
-// kPitchD/H/W, kOffD/H/W, kStepD/H/W, kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN,
-// kStages, kEpilogueReadsTensors (see storeTile); struct Epilogue.
+// read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W
+// (taps per dim), kPitchD/H/W, kOffD/H/W, kStepD/H/W, kPhased, kSD/H/W and kBaseD/H/W
+// (phases; 1 and 0 without), kKGroups, kCinK (input channels per k group), kRowsK (product
+// rows per k group), kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN, kStages,
+// kEpilogueReadsTensors (see storeTile); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -56,8 +76,15 @@ using sinter::i64;
 
 constexpr int kCinG = cfg::kCin / cfg::kGroups;
 constexpr int kCoutG = cfg::kCout / cfg::kGroups;
+constexpr int kPhases = cfg::kSD * cfg::kSH * cfg::kSW;
+constexpr int kRowsG = kCoutG * kPhases; // product rows of a channel group
+constexpr int kGroupsPerK = cfg::kGroups / cfg::kKGroups;
+// Channel groups a consumer warpgroup's 64 rows meet, and the k8 steps of a k tile it runs.
+constexpr int kSliceGroups = kGroupsPerK == 1 || kRowsG >= 64 ? 1 : 64 / kRowsG;
+constexpr int kSliceSteps = kGroupsPerK == 1 ? 4 : kSliceGroups * kCinG / 8;
 constexpr int kTaps = cfg::kKD * cfg::kKH * cfg::kKW;
-constexpr int kChunks = (kCinG + 31) / 32;
+constexpr int kChunks = (cfg::kCinK + 31) / 32;
+constexpr int kKPadRows = kChunks * cfg::kKD * cfg::kKH * cfg::kKW * 32; // floats a weight row
 constexpr int kKTiles = kChunks * kTaps;
 constexpr int kPlane = cfg::kPitchH * cfg::kPitchW;
 constexpr int kGridVol = cfg::kPitchD * kPlane; // grid rows per image
@@ -65,28 +92,50 @@ constexpr i64 kRows = (i64)cfg::kN * kGridVol;
 constexpr int kOutHW = cfg::kOutH * cfg::kOutW;
 constexpr i64 kOutVol = (i64)cfg::kOutD * kOutHW;
 // The grid is the output itself: a grid row's image and position need one division.
-constexpr bool kDense =
-    cfg::kPitchD == cfg::kOutD && cfg::kPitchH == cfg::kOutH && cfg::kPitchW == cfg::kOutW;
+constexpr bool kDense = !cfg::kPhased && cfg::kPitchD == cfg::kOutD &&
+                       cfg::kPitchH == cfg::kOutH && cfg::kPitchW == cfg::kOutW;
 // Column pairs (2t, 2t + 1) are one 8-byte store: same image, adjacent positions; and a
 // tile spans at most two images.
 constexpr bool kPairs = kDense && kGridVol % 2 == 0 && kGridVol >= cfg::kBN;
-constexpr int kMTiles = (kCoutG + cfg::kBM - 1) / cfg::kBM;
-// Every accumulator row is an output channel of the group (no row test in the epilogue).
-constexpr bool kWholeM = kCoutG % cfg::kBM == 0;
+constexpr int kMTiles = (cfg::kRowsK + cfg::kBM - 1) / cfg::kBM;
+// Every accumulator row is a product row of the k group (no row test in the epilogue).
+constexpr bool kWholeM = cfg::kRowsK % cfg::kBM == 0;
 constexpr int kPTiles = int((kRows + cfg::kBN - 1) / cfg::kBN);
-constexpr int kTileCount = kPTiles * cfg::kGroups * kMTiles;
+constexpr int kTileCount = kPTiles * cfg::kKGroups * kMTiles;
 constexpr int kConsumers = cfg::kBM / 64 * 128;
 // The consumer warpgroups first (warpgroups start at warp indices divisible by 4), then one
 // producer warp, of which one thread works.
 constexpr int kBlockThreads = kConsumers + 32;
-constexpr unsigned kStageBytes = (cfg::kBM + cfg::kBN) * 32 * 4;
+// With kRegisterA the consumers hold their weights in registers for the whole tile loop
+// (small groups: a warpgroup's k8 steps of every tap, at most 32 registers), so a stage is
+// only B's box.
+constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBN) * 32 * 4;
+// The staged epilogue (kStagedLines): each warpgroup writes its 64 x kBN accumulators to
+// shared memory, then its warps store whole output lines: the kSW product rows of one
+// (channel, D phase, H phase) hold the W phases of one output row, interleaved there.
+constexpr int kStagePitch = cfg::kBN + 8; // floats; float2 writes of 16 lanes hit 32 banks
+constexpr unsigned kStagingOffset = cfg::kStages * kStageBytes + cfg::kStages * 16;
+constexpr int kLineLen = cfg::kSW * cfg::kBN;
 
-static_assert(cfg::kBM == 64 || cfg::kBM == 128, "one or two consumer warpgroups");
+static_assert(cfg::kBM == 64 || cfg::kBM == 128 || cfg::kBM == 256, "1, 2 or 4 warpgroups");
+static_assert(cfg::kBM * cfg::kBN <= 128 * 256, "at most 128 accumulators a thread");
 static_assert(cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths, TMA boxes");
 static_assert(cfg::kStages >= 2, "a ring of stages");
-static_assert(cfg::kGroups == 1 || kCinG % 32 == 0, "a group's k tiles read its own channels");
-static_assert(cfg::kPitchD >= cfg::kOutD && cfg::kPitchH >= cfg::kOutH &&
-                  cfg::kPitchW >= cfg::kOutW,
+static_assert(kGroupsPerK == 1 ? cfg::kCinK == kCinG && (cfg::kGroups == 1 || kCinG % 32 == 0)
+                                : cfg::kCinK == 32 && kCinG * kGroupsPerK == 32 &&
+                                      kCinG % 8 == 0 && cfg::kRowsK % cfg::kBM == 0 &&
+                                      (kRowsG % 64 == 0 || 64 % kRowsG == 0),
+              "a k tile reads one k group's channels; small groups: whole k8 steps, whole "
+              "tiles, and a warpgroup's rows in whole groups or within one");
+static_assert(cfg::kRowsK == kRowsG * kGroupsPerK, "a k group's rows are its groups' rows");
+static_assert(cfg::kPhased || kPhases == 1, "phases only in the phase walk");
+static_assert(!cfg::kRegisterA || (kGroupsPerK > 1 && kSliceSteps * kTaps <= 8),
+              "weights in registers: small groups, at most 8 fragments a thread");
+static_assert(!cfg::kStagedLines || (cfg::kPhased && 64 % cfg::kSW == 0 && cfg::kSW <= 32),
+              "staged lines: a warpgroup's rows hold whole lines, a lane one W phase");
+static_assert(!cfg::kStagedLines || kOutVol < (1ll << 31), "staged lines: 32-bit positions");
+static_assert(cfg::kPhased || (cfg::kPitchD >= cfg::kOutD && cfg::kPitchH >= cfg::kOutH &&
+                                cfg::kPitchW >= cfg::kOutW),
               "every output position is a grid row");
 static_assert(kRows + kGridVol < (1ll << 31), "grid rows are TMA coordinates (32-bit)");
 
@@ -99,7 +148,7 @@ __device__ __forceinline__ int tapOffset(int tap) {
          cfg::kOffW + cfg::kStepW * tw;
 }
 
-/// One tile: grid rows row0 .. row0 + kBN - 1, output channels m0 .. of group grp.
+/// One tile: grid rows row0 .. row0 + kBN - 1, product rows m0 .. of k group grp.
 struct Tile {
   int row0, grp, m0;
 };
@@ -108,8 +157,8 @@ __device__ __forceinline__ Tile tileAt(int t) {
   Tile tl;
   tl.m0 = (t % kMTiles) * cfg::kBM;
   const int rest = t / kMTiles;
-  tl.grp = rest % cfg::kGroups;
-  tl.row0 = rest / cfg::kGroups * cfg::kBN;
+  tl.grp = rest % cfg::kKGroups;
+  tl.row0 = rest / cfg::kKGroups * cfg::kBN;
   return tl;
 }
 
@@ -120,7 +169,7 @@ __device__ __forceinline__ void produce(const sinter::TensorMaps &tm, unsigned s
   int it = 0;
   for (int t = blockIdx.x; t < kTileCount; t += gridDim.x) {
     const Tile tl = tileAt(t);
-    const int wRow = tl.grp * kCoutG + tl.m0, ch0 = tl.grp * kCinG;
+    const int wRow = tl.grp * cfg::kRowsK + tl.m0, ch0 = tl.grp * cfg::kCinK;
     for (int kt = 0; kt < kKTiles; ++kt, ++it) {
       const int s = it % cfg::kStages;
       if (it >= cfg::kStages)
@@ -128,8 +177,10 @@ __device__ __forceinline__ void produce(const sinter::TensorMaps &tm, unsigned s
       const unsigned a = smem0 + s * kStageBytes, bar = fullBar + s * 8;
       const int c = kt / kTaps, tap = kt - c * kTaps;
       sm90::mbarArriveExpectTx(bar, kStageBytes);
-      sm90::tmaLoad2d(a, tm.m[0], kt * 32, wRow, bar);
-      sm90::tmaLoad2d(a + cfg::kBM * 128, tm.m[1], ch0 + c * 32, tl.row0 + tapOffset(tap), bar);
+      if constexpr (!cfg::kRegisterA)
+        sm90::tmaLoad2d(a, tm.m[0], kt * 32, wRow, bar);
+      sm90::tmaLoad2d(a + (cfg::kRegisterA ? 0 : cfg::kBM * 128), tm.m[1], ch0 + c * 32,
+                      tl.row0 + tapOffset(tap), bar);
     }
   }
 }
@@ -149,8 +200,8 @@ __device__ __forceinline__ bool gridRow(int q, int &n, i64 &sp) {
   }
 }
 
-/// The epilogue of tile tl: consumer thread tid holds channels m0 + 16 warp + g (+8) and
-/// grid rows row0 + 8 i + 2 t (+1).
+/// The epilogue of tile tl: consumer thread tid holds product rows m0 + 16 warp + g (+8)
+/// and grid rows row0 + 8 i + 2 t (+1).
 template <int NI>
 __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, int tid,
                                           const sinter::Buffers &b) {
@@ -158,15 +209,20 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
   const float *bias = sinter::slot<const float>(b, 2);
   float *y = sinter::slot<float>(b, 3);
   double *stats = sinter::slot<double>(b, 4);
-  int c[2];
+  int c[2], phD[2], phH[2], phW[2];
   bool rowOk[2];
   float bv[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int cl = tl.m0 + warp * 16 + g + 8 * h;
-    rowOk[h] = kWholeM || cl < kCoutG;
-    c[h] = tl.grp * kCoutG + (rowOk[h] ? cl : 0);
+    const int vr = tl.m0 + warp * 16 + g + 8 * h;
+    rowOk[h] = kWholeM || vr < cfg::kRowsK;
+    const int r = rowOk[h] ? vr : 0, inGroup = r % kRowsG, phi = inGroup % kPhases;
+    c[h] = (tl.grp * kGroupsPerK + r / kRowsG) * kCoutG + inGroup / kPhases;
     bv[h] = cfg::kHasBias ? bias[c[h]] : 0.f;
+    // Output coordinate of grid position 0 for this row's phase (o = S * p + this).
+    phD[h] = phi / (cfg::kSH * cfg::kSW) + cfg::kBaseD;
+    phH[h] = phi / cfg::kSW % cfg::kSH + cfg::kBaseH;
+    phW[h] = phi % cfg::kSW + cfg::kBaseW;
   }
   // Statistics of the tile's first image and the next (the tile spans at most two when an
   // image has at least kBN grid rows; others go straight to memory).
@@ -190,7 +246,28 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
   };
 #pragma unroll
   for (int i = 0; i < NI; ++i) {
-    if constexpr (kPairs) {
+    if constexpr (cfg::kPhased) {
+      // Each row is one phase: grid position (pd, ph, pw) is its output S * p + ph*[h].
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int q = tl.row0 + 8 * i + 2 * t + j;
+        if (q >= kRows)
+          continue;
+        const int n = q / kGridVol, r = q - n * kGridVol;
+        const int pd = r / kPlane, r2 = r - pd * kPlane;
+        const int ph = r2 / cfg::kPitchW, pw = r2 - ph * cfg::kPitchW;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int od = cfg::kSD * pd + phD[h], oh = cfg::kSH * ph + phH[h],
+                    ow = cfg::kSW * pw + phW[h];
+          if (!rowOk[h] || unsigned(od) >= unsigned(cfg::kOutD) ||
+              unsigned(oh) >= unsigned(cfg::kOutH) || unsigned(ow) >= unsigned(cfg::kOutW))
+            continue;
+          const i64 sp = ((i64)od * cfg::kOutH + oh) * cfg::kOutW + ow;
+          finish(Epilogue{}(acc[i][2 * h + j] + bv[h], n, c[h], sp, b), h, n, sp);
+        }
+      }
+    } else if constexpr (kPairs) {
       int n;
       i64 sp;
       if (!gridRow(tl.row0 + 8 * i + 2 * t, n, sp))
@@ -258,36 +335,182 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
   }
 }
 
+/// The staged epilogue of tile tl (kStagedLines), per warpgroup: its 64 rows of accumulators
+/// through `st` (64 x kStagePitch floats of its own), then each warp stores whole lines, 32
+/// consecutive outputs of a row per store, where fragment stores would write every kSW-th
+/// output of 8 rows (S4's phase walk: 12 of each 32-byte sector written, ncu).
+template <int NI>
+__device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, int tid,
+                                           const sinter::Buffers &b, float *st) {
+  namespace sm90 = sinter::sm90;
+  const int wg = tid / 128, lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
+  // Named barrier 1 + wg over the warpgroup: the previous tile's lines are read out.
+  sm90::namedBarrier(1 + wg, 128);
+#pragma unroll
+  for (int i = 0; i < NI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      *reinterpret_cast<float2 *>(&st[(16 * warp + g + 8 * h) * kStagePitch + 8 * i + 2 * t]) =
+          make_float2(acc[i][2 * h], acc[i][2 * h + 1]);
+  sm90::namedBarrier(1 + wg, 128);
+  const float *bias = sinter::slot<const float>(b, 2);
+  float *y = sinter::slot<float>(b, 3);
+  double *stats = sinter::slot<double>(b, 4);
+  const int n0 = tl.row0 / kGridVol;
+  // A lane's elements of every line are e = lane + 32 k: grid column e / kSW, W phase
+  // lane % kSW. What depends only on the column is worked out once per tile.
+  constexpr int kPerLane = kLineLen / 32;
+  const int pwPhase = lane % cfg::kSW;
+  int colN[kPerLane], colSD[kPerLane], colSH[kPerLane], colSp[kPerLane];
+  bool colOk[kPerLane];
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const int q = tl.row0 + (lane + 32 * k) / cfg::kSW;
+    const int n = q / kGridVol, r = q - n * kGridVol;
+    const int pd = r / kPlane, r2 = r - pd * kPlane;
+    const int ph = r2 / cfg::kPitchW, pw = r2 - ph * cfg::kPitchW;
+    const int ow = cfg::kSW * pw + pwPhase + cfg::kBaseW;
+    colN[k] = n;
+    colSD[k] = cfg::kSD * pd;
+    colSH[k] = cfg::kSH * ph;
+    colSp[k] = (cfg::kSD * pd * cfg::kOutH + cfg::kSH * ph) * cfg::kOutW + ow;
+    colOk[k] = q < kRows && unsigned(ow) < unsigned(cfg::kOutW);
+  }
+  for (int line = warp; line < 64 / cfg::kSW; line += 4) {
+    const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
+    if (!kWholeM && vr >= cfg::kRowsK)
+      break; // rows past the k group's are the slice's last
+    const int inGroup = vr % kRowsG, phi = inGroup % kPhases;
+    const int c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
+    const float bv = cfg::kHasBias ? bias[c] : 0.f;
+    const int phD = phi / (cfg::kSH * cfg::kSW) + cfg::kBaseD,
+              phH = phi / cfg::kSW % cfg::kSH + cfg::kBaseH;
+    const int lineSp = (phD * cfg::kOutH + phH) * cfg::kOutW;
+    float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int od = colSD[k] + phD, oh = colSH[k] + phH, n = colN[k];
+      if (!colOk[k] || unsigned(od) >= unsigned(cfg::kOutD) || unsigned(oh) >= unsigned(cfg::kOutH))
+        continue;
+      const int sp = colSp[k] + lineSp;
+      const float v = Epilogue{}(
+          st[(r0 + pwPhase) * kStagePitch + (lane + 32 * k) / cfg::kSW] + bv, n, c, sp, b);
+      if constexpr (cfg::kStoreOutput)
+        y[((i64)n * cfg::kCout + c) * kOutVol + sp] = v;
+      if constexpr (cfg::kAccumulateStats) {
+        if (n == n0) {
+          sum0 += v;
+          sq0 += v * v;
+        } else if (n == n0 + 1) {
+          sum1 += v;
+          sq1 += v * v;
+        } else {
+          atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 0], (double)v);
+          atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 1], (double)v * v);
+        }
+      }
+    }
+    if constexpr (cfg::kAccumulateStats) {
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
+        sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
+        sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
+        sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
+      }
+      if (lane == 0) {
+        const i64 at = ((i64)n0 * cfg::kCout + c) * 2;
+        atomicAdd(&stats[at], (double)sum0);
+        atomicAdd(&stats[at + 1], (double)sq0);
+        if (n0 + 1 < cfg::kN && (sum1 != 0.f || sq1 != 0.f)) {
+          atomicAdd(&stats[at + 2 * cfg::kCout], (double)sum1);
+          atomicAdd(&stats[at + 2 * cfg::kCout + 1], (double)sq1);
+        }
+      }
+    }
+  }
+}
+
 /// Consumer thread tid (0 .. kConsumers - 1): every tile of this block.
 __device__ __forceinline__ void consume(unsigned smem0, unsigned fullBar, unsigned emptyBar,
-                                        int tid, const sinter::Buffers &b) {
+                                        int tid, const sinter::Buffers &b, float *staging) {
   namespace sm90 = sinter::sm90;
   const int wg = tid / 128;
+  // kRegisterA: this thread's A fragments of every tap and step (wgmma.cuh's register
+  // layout), loaded again only when a tile's k group or row tile differs from the last one's.
+  constexpr int kFrags = cfg::kRegisterA ? kTaps * kSliceSteps : 1;
+  unsigned frag[kFrags][4];
+  int fragTile = -1;
   int it = 0;
   for (int t = blockIdx.x; t < kTileCount; t += gridDim.x) {
+    // The first k8 step of this warpgroup's groups (its rows' first group within the k
+    // group times the group's steps); all four without small groups.
+    const int step0 =
+        kGroupsPerK == 1 ? 0 : (tileAt(t).m0 + wg * 64) / kRowsG * (kCinG / 8);
+    if constexpr (cfg::kRegisterA) {
+      const int cls = t % (kMTiles * cfg::kKGroups);
+      if (cls != fragTile) {
+        fragTile = cls;
+        const Tile tl = tileAt(t);
+        const int lane = tid & 31, row = tl.grp * cfg::kRowsK + tl.m0 + wg * 64 +
+                                            16 * ((tid >> 5) & 3) + (lane >> 2);
+        const float *rows = sinter::slot<const float>(b, 6);
+#pragma unroll
+        for (int f = 0; f < kFrags; ++f) {
+          const int k = (f / kSliceSteps) * 32 + (step0 + f % kSliceSteps) * 8 + (lane & 3);
+          frag[f][0] = __float_as_uint(__ldg(rows + (i64)row * kKPadRows + k));
+          frag[f][1] = __float_as_uint(__ldg(rows + (i64)(row + 8) * kKPadRows + k));
+          frag[f][2] = __float_as_uint(__ldg(rows + (i64)row * kKPadRows + k + 4));
+          frag[f][3] = __float_as_uint(__ldg(rows + (i64)(row + 8) * kKPadRows + k + 4));
+        }
+      }
+#pragma unroll
+      for (int f = 0; f < kFrags; ++f)
+        sm90::fenceOperands(frag[f]);
+    }
     float acc[cfg::kBN / 8][4];
 #pragma unroll
     for (int i = 0; i < cfg::kBN / 8; ++i)
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         acc[i][r] = 0.f;
-    for (int kt = 0; kt < kKTiles; ++kt, ++it) {
+    // One k tile: wait for its stage, issue its wgmmas, release the stage before it.
+    auto kTile = [&](int kt) {
       const int s = it % cfg::kStages;
       sm90::mbarWait(fullBar + s * 8, (it / cfg::kStages) & 1);
       const unsigned a = smem0 + s * kStageBytes + wg * 64 * 128;
-      const unsigned bt = smem0 + s * kStageBytes + cfg::kBM * 128;
+      const unsigned bt = smem0 + s * kStageBytes + (cfg::kRegisterA ? 0 : cfg::kBM * 128);
       sm90::wgmmaFence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        sm90::wgmmaTf32(acc, sm90::descriptor(a + kk * 32), sm90::descriptor(bt + kk * 32), 1);
+      for (int kk = 0; kk < kSliceSteps; ++kk) {
+        if constexpr (cfg::kRegisterA)
+          sm90::wgmmaTf32(acc, frag[(kt % kTaps) * kSliceSteps + kk],
+                          sm90::descriptor(bt + (step0 + kk) * 32), 1);
+        else
+          sm90::wgmmaTf32(acc, sm90::descriptor(a + (step0 + kk) * 32),
+                          sm90::descriptor(bt + (step0 + kk) * 32), 1);
+      }
       sm90::wgmmaCommit();
       sm90::wgmmaWait<1>();
       if (kt > 0)
         sm90::mbarArrive(emptyBar + ((it - 1) % cfg::kStages) * 8);
+      ++it;
+    };
+    if constexpr (cfg::kRegisterA) {
+      // Unrolled: the register fragments are indexed by the tap.
+#pragma unroll
+      for (int kt = 0; kt < kKTiles; ++kt)
+        kTile(kt);
+    } else {
+      for (int kt = 0; kt < kKTiles; ++kt)
+        kTile(kt);
     }
     sm90::wgmmaWait<0>();
     sm90::mbarArrive(emptyBar + ((it - 1) % cfg::kStages) * 8);
-    storeTile(acc, tileAt(t), tid, b);
+    if constexpr (cfg::kStagedLines)
+      storeLines(acc, tileAt(t), tid, b, staging + wg * 64 * kStagePitch);
+    else
+      storeTile(acc, tileAt(t), tid, b);
   }
 }
 
@@ -314,5 +537,7 @@ extern "C" __global__ void __launch_bounds__(conv_shift::kBlockThreads, 1)
       produce(tm, smem0, fullBar, emptyBar);
     return;
   }
-  consume(smem0, fullBar, emptyBar, threadIdx.x, b);
+  float *staging = reinterpret_cast<float *>(reinterpret_cast<char *>(sm90::alignedBase(smem)) +
+                                             kStagingOffset);
+  consume(smem0, fullBar, emptyBar, threadIdx.x, b, staging);
 }

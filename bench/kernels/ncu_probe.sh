@@ -16,7 +16,7 @@ for c in "${cl[@]}"; do
   [ -n "$c" ] || continue
   # The case's kernels: its own, and the ones that prepare its operands (weight rows, staged
   # input) where it has them.
-  for k in "$c" "${c}_pack" "${c}_stage"; do
+  for k in "$c" "${c}_pack" "${c}_rows" "${c}_stage"; do
     [ -f "$carry/tc/$k.cu" ] || continue
     /usr/local/cuda/bin/nvcc -cubin -gencode=arch=compute_90a,code=sm_90a -Itemplates -Xptxas -v \
       -o "$carry/tc/$k.cubin" "$carry/tc/$k.cu" > "$carry/tc/$k.ptxas.log" 2>&1 || echo "nvcc failed: $k"

@@ -10,7 +10,7 @@ relative L2 error of y / C, of the per-(n,c) statistics and of the row reduction
 are poisoned with NaN before every launch. Cases marked `bench` are timed with CUDA events
 (median of many launches after warm-up) next to PyTorch doing the same graph.
 
-usage: tc_check.py DIR [--reps N] [--only SUBSTR] [--kind conv|gemm]
+usage: tc_check.py DIR [--reps N] [--only SUBSTR[,SUBSTR...]] [--kind conv|gemm]
 """
 import argparse, ctypes, json, os, subprocess, sys, math
 import torch
@@ -276,7 +276,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="cases whose name contains any of these "
+                    "comma-separated substrings")
     ap.add_argument("--kind", default="", help="conv or gemm: only cases of that kind")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
@@ -285,7 +286,8 @@ def main():
     cases = json.load(open(os.path.join(a.dir, "cases.json")))
     rows = []
     for c in cases:
-        if (a.only and a.only not in c["name"]) or (a.kind and c["kind"] != a.kind):
+        if (a.only and not any(o in c["name"] for o in a.only.split(","))) or (
+                a.kind and c["kind"] != a.kind):
             continue
         try:
             k = Launches(a.dir, c)

@@ -322,9 +322,6 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
 /// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.
 llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                                                       const ConvIgemmTile *tile) {
-  std::string why;
-  if (!convIgemmSupports(s, &why))
-    return makeError("conv_igemm cannot run " + s.kernelName + ": " + why);
   // The output sizes must follow from the attributes (transposed: output_padding is folded
   // into `out`, so only a lower bound holds).
   for (int d = 0; d < 3; ++d) {
@@ -336,11 +333,15 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        " does not follow from the convolution attributes (expected " +
                        std::to_string(expect) + ")");
   }
-  // Wide, deep TF32 convolutions of stride 1 on sm_90a run as per-tap GEMMs over the staged
-  // input where convShiftTile accepts them (ConvShift.h), unless a tile is forced.
+  // TF32 convolutions on sm_90a run as per-tap GEMMs over the staged input where
+  // convShiftTile accepts them (ConvShift.h: wide and deep ones of stride 1, transposed ones
+  // by output phase, small groups), unless a tile is forced.
   if (!tile)
     if (auto shift = convShiftTile(s))
       return emitConvShift(s, *shift);
+  std::string why;
+  if (!convIgemmSupports(s, &why))
+    return makeError("conv_igemm cannot run " + s.kernelName + ": " + why);
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // Engine 1 runs every kernel of the convolution or none (they share the pack kernel's
   // row order).

@@ -20,6 +20,7 @@ namespace {
 
 constexpr int64_t kSmemLimit = 227 * 1024;
 constexpr int64_t kMaxStages = 6;
+constexpr int64_t kMaxRegisterAStages = 16;
 // Grids wasting more than this share of their rows leave the convolution to the other
 // engines (a valid convolution of small images: (in / out)^dims).
 constexpr double kMaxGridWaste = 1.5;
@@ -29,15 +30,29 @@ constexpr int64_t kMinReduction = 1024;
 // take 128-row ones.
 constexpr int64_t kSms = 132;
 
-int64_t stageBytes(const ConvShiftTile &t) { return int64_t(t.bm + t.bn) * 32 * 4; }
+/// The k8 steps of a k tile each consumer warpgroup runs (conv_shift.cuh's kSliceSteps).
+int64_t sliceSteps(const ConvSpec &s, const ShiftRows &r) {
+  if (r.groupsPerK == 1)
+    return 4;
+  return (r.rowsG >= 64 ? 1 : 64 / r.rowsG) * (s.Cin / s.groups) / 8;
+}
 
-int64_t sharedBytes(const ConvShiftTile &t) {
-  return int64_t(t.stages) * stageBytes(t) + 2 * int64_t(t.stages) * 8 + 1024;
+int64_t stageBytes(const ShiftMode &m, const ConvShiftTile &t) {
+  return int64_t((m.registerA ? 0 : t.bm) + t.bn) * 32 * 4;
+}
+
+int64_t stagingBytes(const ShiftMode &m, const ConvShiftTile &t) {
+  return m.stagedLines ? int64_t(t.bm) * (t.bn + 8) * 4 : 0;
+}
+
+int64_t sharedBytes(const ShiftMode &m, const ConvShiftTile &t) {
+  return int64_t(t.stages) * stageBytes(m, t) + 2 * int64_t(t.stages) * 8 + stagingBytes(m, t) +
+         1024;
 }
 
 int64_t tileCount(const ConvSpec &s, const ShiftGrid &g, const ConvShiftTile &t) {
-  const int64_t coutG = s.Cout / s.groups;
-  return (g.rows(s) + t.bn - 1) / t.bn * s.groups * ((coutG + t.bm - 1) / t.bm);
+  const ShiftRows r = shiftRows(s, g);
+  return (g.rows(s) + t.bn - 1) / t.bn * r.kGroups * ((r.rowsK + t.bm - 1) / t.bm);
 }
 
 /// "34x34x34" over the spatial dims in use.
@@ -77,25 +92,107 @@ KernelSource emitStage(const ConvSpec &s, const ShiftGrid &g) {
   return k;
 }
 
+/// conv_shift_rows.cuh: the product rows of the phase walk or of small groups.
+KernelSource emitShiftRows(const ConvSpec &s, const ShiftGrid &g, const ShiftRows &r,
+                           int64_t kPad) {
+  constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
+  const std::string name = s.kernelName + "_rows";
+  PrologueWriter w(name, "conv_shift_rows.cuh");
+  w.constant("kCin", s.Cin);
+  w.constant("kCout", s.Cout);
+  w.constant("kGroups", s.groups);
+  w.constantBool("kTransposed", s.transposed);
+  static const char *const kDim[3] = {"D", "H", "W"};
+  for (int d = 0; d < 3; ++d) {
+    const std::string D = kDim[d];
+    w.constant("kWK" + D, s.kernel[d]);
+    w.constant("kK" + D, g.taps[d]);
+    w.constant("kS" + D, g.phases[d]);
+    w.constant("kDil" + D, g.phases[d] > 1 ? s.dilation[d] : 1);
+  }
+  w.constant("kKGroups", r.kGroups);
+  w.constant("kRowsK", r.rowsK);
+  w.constant("kCinK", r.cinK);
+  w.constant("kKPad", kPad);
+  w.constant("kThreads", kThreads);
+  w.constant("kOutSlot", kConvPackSlot);
+  const int64_t total = r.kGroups * r.rowsK * kPad;
+  KernelSource k;
+  k.name = name;
+  k.templateName = "conv_shift_rows.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks)),
+                   1, 1};
+  k.launch.block = {unsigned(kThreads), 1, 1};
+  k.tileConfig = std::to_string(r.kGroups * r.rowsK) + " product rows of " + std::to_string(kPad) +
+                 " weights, TF32-rounded";
+  k.flops = 0;
+  k.bytes = 4.0 * double(s.Cout * (s.Cin / s.groups) * volume(s.kernel) + total);
+  k.workspace.push_back({kConvPackSlot, 4 * total, WorkspaceNeed::Init::None,
+                         "the weights as conv_shift's product rows (conv_shift_rows.cuh)"});
+  return k;
+}
+
 } // namespace
 
-int maxStages(const ConvShiftTile &t) {
-  return int(std::min<int64_t>(kMaxStages, (kSmemLimit - 1024) / (stageBytes(t) + 16)));
+ShiftMode shiftMode(const ConvSpec &s) {
+  const ShiftGrid g = shiftGrid(s);
+  const ShiftRows r = shiftRows(s, g);
+  ShiftMode m;
+  m.registerA = r.groupsPerK > 1 && sliceSteps(s, r) * volume(g.taps) <= 8;
+  m.stagedLines = g.phased() && 64 % g.phases[2] == 0 && g.phases[2] <= 32 &&
+                  volume(s.out) < (int64_t(1) << 31);
+  return m;
+}
+
+int maxStages(const ConvSpec &s, const ConvShiftTile &t) {
+  const ShiftMode m = shiftMode(s);
+  // With the weights in registers a stage is one small box: enough of them hold the next
+  // tile's k tiles while the current tile's epilogue runs.
+  const int64_t cap = m.registerA ? kMaxRegisterAStages : kMaxStages;
+  return int(std::min<int64_t>(cap, (kSmemLimit - 1024 - stagingBytes(m, t)) /
+                                        (stageBytes(m, t) + 16)));
 }
 
 ShiftGrid shiftGrid(const ConvSpec &s) {
   ShiftGrid g;
   for (int d = 0; d < 3; ++d) {
-    // Direct: input = out - pad + dil * t; transposed (stride 1): input = out + pad - dil * t.
-    g.off[d] = s.transposed ? s.padding[d] : -s.padding[d];
-    g.step[d] = s.transposed ? -s.dilation[d] : s.dilation[d];
-    const int64_t last = g.off[d] + g.step[d] * (s.kernel[d] - 1);
+    if (s.transposed && s.stride[d] > 1) {
+      // Output o = S * p + phi + base with base = S * P0 - pad, P0 = floor(pad / S), reads
+      // input p + P0 - j at tap j (conv_shift.cuh's header).
+      const int64_t S = s.stride[d], p0 = s.padding[d] / S;
+      g.phases[d] = S;
+      g.taps[d] = (s.kernel[d] - 1) * s.dilation[d] / S + 1;
+      g.base[d] = S * p0 - s.padding[d];
+      g.extent[d] = (s.out[d] - 1 + s.padding[d]) / S - p0 + 1;
+      g.off[d] = p0;
+      g.step[d] = -1;
+    } else {
+      // Direct: input = out - pad + dil * t; transposed (stride 1): input = out + pad - dil * t.
+      g.taps[d] = s.kernel[d];
+      g.extent[d] = s.out[d];
+      g.off[d] = s.transposed ? s.padding[d] : -s.padding[d];
+      g.step[d] = s.transposed ? -s.dilation[d] : s.dilation[d];
+    }
+    const int64_t last = g.off[d] + g.step[d] * (g.taps[d] - 1);
     const int64_t offMin = std::min(g.off[d], last), offMax = std::max(g.off[d], last);
-    g.pitch[d] =
-        std::max({s.out[d], s.in[d], s.out[d] + offMax, s.in[d] - std::min<int64_t>(offMin, 0)});
+    g.pitch[d] = std::max({g.extent[d], s.in[d], g.extent[d] + offMax,
+                           s.in[d] - std::min<int64_t>(offMin, 0)});
   }
   g.rowPitch = roundUp(s.Cin, 4);
   return g;
+}
+
+ShiftRows shiftRows(const ConvSpec &s, const ShiftGrid &g) {
+  ShiftRows r;
+  const int64_t cinG = s.Cin / s.groups;
+  if (cinG == 8 || cinG == 16)
+    r.groupsPerK = std::min<int64_t>(32 / cinG, s.groups);
+  r.kGroups = s.groups / r.groupsPerK;
+  r.cinK = cinG * r.groupsPerK;
+  r.rowsG = s.Cout / s.groups * volume(g.phases);
+  r.rowsK = r.rowsG * r.groupsPerK;
+  return r;
 }
 
 bool convShiftSupports(const ConvSpec &s, std::string *whyNot) {
@@ -105,22 +202,54 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot) {
     return false;
   };
   for (int d = 0; d < 3; ++d) {
-    if (s.stride[d] != 1)
-      return no("a stride above 1");
-    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.dilation[d] < 1 || s.padding[d] < 0)
-      return no("a non-positive size or dilation, or a negative padding");
+    if (s.stride[d] != 1 && !s.transposed)
+      return no("a direct convolution with a stride above 1");
+    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.dilation[d] < 1 ||
+        s.padding[d] < 0 || s.stride[d] < 1)
+      return no("a non-positive size, stride or dilation, or a negative padding");
   }
   if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
     return no("groups do not divide the channels");
-  if (s.groups > 1 && (s.Cin / s.groups) % 32)
-    return no("groups whose input channels are not whole 32-channel k tiles");
-  // Each k tile copies a box of 32 channels (zeros past Cin); not measured on fewer.
-  if (s.Cin / s.groups < 32)
-    return no("fewer than 32 input channels per group");
+  const int64_t cinG = s.Cin / s.groups;
   const ShiftGrid g = shiftGrid(s);
+  const ShiftRows r = shiftRows(s, g);
+  if (r.groupsPerK > 1) {
+    // Small groups share a k tile: a warpgroup's 64 rows must meet whole groups (or lie in
+    // one) and never two k groups.
+    if (r.cinK != 32 || s.groups % r.groupsPerK)
+      return no("groups of " + std::to_string(cinG) +
+                " input channels that do not fill whole 32-channel k tiles");
+    if (r.rowsK % 64 || (r.rowsG % 64 && 64 % r.rowsG))
+      return no("small groups whose product rows (output channels x phases: " +
+                std::to_string(r.rowsG) + " a group) do not fill 64-row slices");
+  } else {
+    if (s.groups > 1 && cinG % 32)
+      return no("groups whose input channels are not whole 32-channel k tiles");
+    // Each k tile copies a box of 32 channels (zeros past Cin); not measured on fewer.
+    if (cinG < 32)
+      return no("fewer than 32 input channels per group (other than groups of 8 or 16)");
+  }
   if (g.rows(s) + volume(g.pitch) >= (int64_t(1) << 31))
     return no("too many grid rows for 32-bit TMA coordinates");
   return true;
+}
+
+ConvShiftTile convShiftDefaultTile(const ConvSpec &s) {
+  const ShiftGrid g = shiftGrid(s);
+  const ShiftRows r = shiftRows(s, g);
+  ConvShiftTile t;
+  if (g.phased() || r.groupsPerK > 1) {
+    // Staged lines take bm x (bn + 8) floats of shared memory beside the stages: 128 x 128
+    // keeps 4 of them (the wide phase walk: 0.345-0.360 ms against 0.38-0.59 on other tiles
+    // for a stride-2 k4 64 -> 128 ConvTranspose2d, H200). With the weights in registers four
+    // warpgroups of 64-wide tiles held S4's best time (0.77 ms against 1.05-1.62 on the
+    // other tiles, kernel harness).
+    const ShiftMode m = shiftMode(s);
+    t.bm = m.registerA && r.rowsK % 256 == 0 ? 256 : r.rowsK % 128 == 0 || r.groupsPerK == 1 ? 128 : 64;
+    t.bn = t.bm == 256 ? 64 : 128;
+  }
+  t.stages = maxStages(s, t);
+  return t;
 }
 
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot) {
@@ -136,6 +265,23 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   std::string why;
   if (!convShiftSupports(s, &why))
     return no(why);
+  const ShiftGrid g = shiftGrid(s);
+  const ShiftRows r = shiftRows(s, g);
+  const int64_t cinG0 = s.Cin / s.groups;
+  if (g.phased() || r.groupsPerK > 1) {
+    // Small groups run correctly but lost to FFMA where measured: S4 (8-channel groups, 8
+    // phases) 0.657 ms against 0.611 on conv_direct, H200, its best tile (256 x 64, weights
+    // in registers, staged lines); the kernel is issue-bound on its epilogue.
+    if (r.groupsPerK > 1)
+      return no("groups of " + std::to_string(cinG0) +
+                " input channels (conv_shift's small groups lost to FFMA on S4)");
+    if (roundUp(cinG0, 32) * 4 > cinG0 * 5)
+      return no("input channels that pad the 32-deep k tiles by more than a quarter");
+    if (double(g.rows(s) * volume(g.phases)) > kMaxGridWaste * double(s.N * volume(s.out)))
+      return no("the padded grid would compute over half as many rows again as there are "
+                "outputs");
+    return convShiftDefaultTile(s);
+  }
   const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
   if (roundUp(cinG, 32) * 4 > cinG * 5)
     return no("input channels that pad the 32-deep k tiles by more than a quarter");
@@ -154,35 +300,43 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   if (cinG * volume(s.kernel) < kMinReduction)
     return no("a reduction of fewer than " + std::to_string(kMinReduction) +
               " terms (each tile's epilogue would outweigh its faster products)");
-  const ShiftGrid g = shiftGrid(s);
   if (double(g.rows(s)) > kMaxGridWaste * double(s.N * volume(s.out)))
     return no("the padded grid would compute over half as many rows again as there are outputs");
   ConvShiftTile t;
   if (tileCount(s, g, t) < 2 * kSms)
     t.bn = 128;
-  t.stages = maxStages(t);
+  t.stages = maxStages(s, t);
   return t;
 }
 
 llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
                                                         const ConvShiftTile &tile) {
-  if ((tile.bm != 64 && tile.bm != 128) || (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) ||
+  if ((tile.bm != 64 && tile.bm != 128 && tile.bm != 256) ||
+      (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.bm * tile.bn > 128 * 256 ||
       tile.stages < 2)
-    return makeError(s.kernelName + ": not a conv_shift tile (64 or 128 x 64, 128 or 256, at "
-                                    "least 2 stages)");
-  if (sharedBytes(tile) > kSmemLimit)
+    return makeError(s.kernelName + ": not a conv_shift tile (64, 128 or 256 x 64, 128 or 256, "
+                                    "at most 128 x 256, at least 2 stages)");
+  const ShiftMode mode = shiftMode(s);
+  if (sharedBytes(mode, tile) > kSmemLimit)
     return makeError(s.kernelName + ": conv_shift's stages do not fit shared memory");
   std::string why;
   if (!convShiftSupports(s, &why))
     return makeError("conv_shift cannot run " + s.kernelName + ": " + why);
   const ShiftGrid g = shiftGrid(s);
+  const ShiftRows r = shiftRows(s, g);
+  if (r.groupsPerK > 1 && r.rowsK % tile.bm)
+    return makeError(s.kernelName + ": conv_shift's small groups need tiles of whole k groups' "
+                                    "rows (" +
+                     std::to_string(r.rowsK) + " rows, tile of " + std::to_string(tile.bm) + ")");
   if (tileCount(s, g, tile) > std::numeric_limits<int>::max())
     return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
   const int64_t cinG = s.Cin / s.groups;
-  const int64_t taps = volume(s.kernel), kPad = (cinG + 31) / 32 * taps * 32;
+  const int64_t taps = volume(g.taps), kPad = (r.cinK + 31) / 32 * taps * 32;
+  // The phase walk and small groups need product rows conv_pack.cuh does not write.
+  const bool productRows = g.phased() || r.groupsPerK > 1;
 
   std::vector<KernelSource> kernels;
-  kernels.push_back(emitConvWeightRows(s, kPad, 32, true));
+  kernels.push_back(productRows ? emitShiftRows(s, g, r, kPad) : emitConvWeightRows(s, kPad, 32, true));
   kernels.push_back(emitStage(s, g));
 
   PrologueWriter w(s.kernelName, "conv_shift.cuh");
@@ -194,11 +348,19 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   for (int d = 0; d < 3; ++d) {
     const std::string D = kDim[d];
     w.constant("kOut" + D, s.out[d]);
-    w.constant("kK" + D, s.kernel[d]);
+    w.constant("kK" + D, g.taps[d]);
     w.constant("kPitch" + D, g.pitch[d]);
     w.constant("kOff" + D, g.off[d]);
     w.constant("kStep" + D, g.step[d]);
+    w.constant("kS" + D, g.phases[d]);
+    w.constant("kBase" + D, g.base[d]);
   }
+  w.constantBool("kPhased", g.phased());
+  w.constant("kKGroups", r.kGroups);
+  w.constant("kCinK", r.cinK);
+  w.constant("kRowsK", r.rowsK);
+  w.constantBool("kRegisterA", mode.registerA);
+  w.constantBool("kStagedLines", mode.stagedLines);
   w.constantBool("kHasBias", s.hasBias);
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
@@ -216,10 +378,10 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   k.launch.grid = {unsigned(tileCount(s, g, tile)), 1, 1};
   k.launch.persistent = true;
   k.launch.block = {unsigned(tile.bm / 64 * 128 + 32), 1, 1};
-  k.launch.sharedBytes = unsigned(sharedBytes(tile));
+  k.launch.sharedBytes = unsigned(sharedBytes(mode, tile));
   TensorMapSpec rows;
   rows.slot = kConvPackSlot;
-  rows.dims = {uint64_t(kPad), uint64_t(s.Cout)};
+  rows.dims = {uint64_t(kPad), uint64_t(r.kGroups * r.rowsK)};
   rows.strides = {uint64_t(kPad) * 4};
   rows.box = {32, uint32_t(tile.bm)};
   rows.swizzle128 = true;
@@ -231,12 +393,25 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   staged.swizzle128 = true;
   k.launch.tensorMaps = {rows, staged};
   k.tileConfig = "shifted rows, " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
-                 "x32 over a " + gridName(s, g) + " grid, wgmma, " + std::to_string(tile.bm / 64) +
-                 " warpgroups + a TMA warp, " + std::to_string(tile.stages) + " stages, tf32";
+                 "x32 over a " + gridName(s, g) + " grid";
+  if (g.phased())
+    k.tileConfig += " (" + std::to_string(volume(g.phases)) + " output phases as rows)";
+  if (r.groupsPerK > 1)
+    k.tileConfig += ", " + std::to_string(r.groupsPerK) + " groups a k tile";
+  if (mode.registerA)
+    k.tileConfig += ", weights in registers";
+  if (mode.stagedLines)
+    k.tileConfig += ", output lines staged";
+  k.tileConfig += ", wgmma, " + std::to_string(tile.bm / 64) + " warpgroups + a TMA warp, " +
+                  std::to_string(tile.stages) + " stages, tf32";
   const int64_t outVol = volume(s.out);
-  k.flops = 2.0 * double(s.N * outVol) * double(s.Cout) * double(cinG * taps);
-  k.bytes = 4.0 * double(g.rows(s) * g.rowPitch + s.Cout * kPad + (s.hasBias ? s.Cout : 0) +
-                         (s.storeOutput ? s.N * s.Cout * outVol : 0));
+  // Useful products: each output's taps (a phased transposed convolution: each input's taps,
+  // whole, which counts the few that land in the padding too).
+  k.flops = g.phased() ? 2.0 * double(s.N * volume(s.in)) * double(s.Cin) *
+                             double(s.Cout / s.groups * volume(s.kernel))
+                       : 2.0 * double(s.N * outVol) * double(s.Cout) * double(cinG * taps);
+  k.bytes = 4.0 * double(g.rows(s) * g.rowPitch + r.kGroups * r.rowsK * kPad +
+                         (s.hasBias ? s.Cout : 0) + (s.storeOutput ? s.N * s.Cout * outVol : 0));
   if (s.accumulateStats) {
     k.bytes += 16.0 * double(s.N * s.Cout);
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,

@@ -27,30 +27,65 @@ namespace sinter {
 constexpr int kConvStageSlot = 7;
 
 /// Where a convolution's taps read on the staged grid, per spatial dim (D, H, W): tap t of
-/// output position o reads input o + off[d] + step[d] * t, and the grid's extents `pitch`
+/// grid position p reads input p + off[d] + step[d] * t, and the grid's extents `pitch`
 /// make every such read land on its input cell or on a zero (conv_shift.cuh's header).
+/// Without phases grid position p is output p; along a dim of a transposed convolution with
+/// stride S > 1, it stands for the S outputs S * p + phi + base[d] (phi < S), `taps` being
+/// the (K - 1) * dil / S + 1 taps all phases share.
 struct ShiftGrid {
   std::array<int64_t, 3> pitch{}, off{}, step{};
+  std::array<int64_t, 3> taps{1, 1, 1};    ///< taps per dim
+  std::array<int64_t, 3> phases{1, 1, 1};  ///< outputs per grid position (the stride, or 1)
+  std::array<int64_t, 3> base{0, 0, 0};    ///< output of grid position 0, phase 0
+  std::array<int64_t, 3> extent{1, 1, 1};  ///< grid positions with outputs
   int64_t rowPitch = 0; ///< floats per grid row: the input channels rounded up to 4
   int64_t rows(const ConvSpec &s) const { return s.N * pitch[0] * pitch[1] * pitch[2]; }
+  bool phased() const { return phases[0] * phases[1] * phases[2] > 1; }
 };
 
-/// The grid for `s` (any stride-1 convolution).
+/// The grid for `s` (a stride-1 convolution, or a transposed one of any stride).
 ShiftGrid shiftGrid(const ConvSpec &s);
 
-/// A conv_shift tile: kBM output channels (64 or 128: one or two consumer warpgroups) by
-/// kBN grid rows (64, 128 or 256), 32-deep k tiles in `stages` stages.
+/// How conv_shift lays out the product rows of `s` (conv_shift.cuh's header): a k group is
+/// one channel group, or with small groups (8 or 16 input channels) the 32 / (Cin / groups)
+/// groups whose channels make one 32-channel k tile; a group's rows are its output channels
+/// times the grid's phases.
+struct ShiftRows {
+  int64_t groupsPerK = 1, kGroups = 1, cinK = 1, rowsG = 1, rowsK = 1;
+};
+ShiftRows shiftRows(const ConvSpec &s, const ShiftGrid &g);
+
+/// A conv_shift tile: kBM product rows (64, 128 or 256: one, two or four consumer
+/// warpgroups) by kBN grid rows (64, 128 or 256; at most 128 with 256 product rows), 32-deep k
+/// tiles in `stages` stages.
 struct ConvShiftTile {
   int bm = 128, bn = 256, stages = 4;
 };
 
-/// Whether conv_shift.cuh can compute `s` at all (any tile; whyNot gets the reason when not):
-/// strides of 1, at least 32 input channels per group and groups of whole 32-channel k tiles,
-/// grid rows within 32-bit coordinates.
+/// Whether conv_shift.cuh can compute `s` at all (whyNot gets the reason when not): strides
+/// of 1 or a transposed convolution (walked by output phase), groups of whole 32-channel k
+/// tiles or of 8 or 16 input channels whose product rows fill 64-row slices (a group's rows
+/// a multiple or a divisor of 64, a k group's a multiple of 64), grid rows within 32-bit
+/// coordinates. Small groups also need tiles whose rows divide a k group's.
 bool convShiftSupports(const ConvSpec &s, std::string *whyNot = nullptr);
 
-/// The most stages of `t` that fit shared memory (at most 6).
-int maxStages(const ConvShiftTile &t);
+/// How conv_shift.cuh runs `s` beyond its tile: registerA, the consumers hold their weights
+/// in registers (small groups with at most 8 k8 fragments a thread: no weight box per k
+/// tile); stagedLines, the epilogue goes through shared memory and stores whole output lines
+/// (the phase walk, where a fragment's stores would hit every S-th output of 8 rows).
+struct ShiftMode {
+  bool registerA = false, stagedLines = false;
+};
+ShiftMode shiftMode(const ConvSpec &s);
+
+/// The most stages of `t` that fit shared memory for `s` (at most 6; 16 with the weights in
+/// registers).
+int maxStages(const ConvSpec &s, const ConvShiftTile &t);
+
+/// The tile conv_shift runs `s` on when the planner's rules are not asked (tests and the
+/// harness): 128 x 256 for the stride-1 walk, 128 x 128 for the phase walk, 256 x 64 for
+/// small groups with their weights in registers; the most stages that fit.
+ConvShiftTile convShiftDefaultTile(const ConvSpec &s);
 
 /// The tile for `s`, or none when the planner should not pick conv_shift (whyNot gets the
 /// reason): no wgmma target, not TF32, not convShiftSupports, input channels padding the k

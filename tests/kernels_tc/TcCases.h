@@ -235,6 +235,49 @@ inline std::vector<ConvCase> convCases() {
     c.spec.hasBias = true;
     cs.push_back(c);
   }
+  // conv_shift's output phases and small groups: S4 at full size (8 phases x 8 channels a
+  // group, 4 groups a k tile), a 2-D stride-2 k4 one of 8-channel groups whose 16 rows a
+  // group share a warpgroup, a 1-D stride-3 dilated one of 16-channel groups (192 rows a
+  // group), phases without groups (partial 128-row tiles), mixed strides, and small groups
+  // of a stride-1 direct conv.
+  cs.push_back({convSpec("s4_convt3d_grouped", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3},
+                         {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                "identity", true});
+  {
+    ConvCase c{convSpec("phase_convt2d_s2_g8", true, 2, 3, 64, 32, 8, {1, 11, 13}, {1, 4, 4},
+                        {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("phase_convt1d_s3_dil2_g2", true, 1, 2, 32, 128, 2, {1, 1, 37},
+                        {1, 1, 4}, {1, 1, 3}, {0, 0, 2}, {1, 1, 2}, MathMode::Tf32)};
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("phase_convt3d_s2_dense", true, 3, 2, 40, 24, 1, {5, 6, 9}, {3, 3, 3},
+                        {2, 2, 2}, {1, 0, 1}, {1, 1, 1}, MathMode::Tf32),
+               "affine"};
+    c.spec.epilogue = functor("affine");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("phase_convt3d_mixed", true, 3, 2, 32, 32, 1, {4, 7, 6}, {2, 3, 3},
+                        {1, 2, 3}, {0, 1, 2}, {1, 1, 1}, MathMode::Tf32)};
+    c.spec.hasBias = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("groups8_conv2d", false, 2, 2, 32, 64, 4, {1, 14, 15}, {1, 3, 3},
+                        {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32)};
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
   return cs;
 }
 

@@ -363,9 +363,10 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
   }
   auto ks = emitConvIgemm(c.spec);
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-  EXPECT_EQ(ks->front().templateName, "conv_pack.cuh");
+  const std::string pack = ks->front().templateName;
+  EXPECT_TRUE(pack == "conv_pack.cuh" || pack == "conv_shift_rows.cuh") << pack;
   for (const KernelSource &k : *ks) {
-    if (k.templateName != "conv_pack.cuh" && k.templateName != "conv_stage.cuh") {
+    if (k.templateName != pack && k.templateName != "conv_stage.cuh") {
       EXPECT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.tileConfig;
     }
     EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
@@ -575,7 +576,8 @@ TEST(Dump, ForGpuHarness) {
   }
   // Every conv case conv_shift.cuh can compute also runs on it in TF32 (suffix _sh: the
   // chosen tile where the planner would pick the engine, else the default one), and on every
-  // other tile (suffix _sht<i>: 64 or 128 channels x 64, 128 or 256 rows, the most stages).
+  // other tile the emitter accepts (suffix _sht<i>: 64, 128 or 256 product rows x 64, 128 or
+  // 256 grid rows, the most stages).
   std::map<std::string, ConvShiftTile> forcedShiftTiles;
   for (size_t i = 0, e = convs.size(); i < e; ++i) {
     ConvCase c = convs[i];
@@ -585,17 +587,28 @@ TEST(Dump, ForGpuHarness) {
         c.spec.kernelName.find("_wg") != std::string::npos)
       continue;
     const std::string name = c.spec.kernelName;
-    const ConvShiftTile chosen = convShiftTile(c.spec).value_or(ConvShiftTile{});
-    c.spec.kernelName = name + "_sh";
-    forcedShiftTiles[c.spec.kernelName] = chosen;
-    convs.push_back(c);
+    const ConvShiftTile chosen =
+        convShiftTile(c.spec).value_or(convShiftDefaultTile(c.spec));
+    if (auto ks = emitConvShift(c.spec, chosen)) {
+      c.spec.kernelName = name + "_sh";
+      forcedShiftTiles[c.spec.kernelName] = chosen;
+      convs.push_back(c);
+    } else {
+      ADD_FAILURE() << llvm::toString(ks.takeError());
+    }
     int t = 0;
-    for (int bm : {64, 128})
+    for (int bm : {64, 128, 256})
       for (int bn : {64, 128, 256}) {
         ConvShiftTile forced{bm, bn, 0};
-        forced.stages = maxStages(forced);
+        forced.stages = maxStages(c.spec, forced);
         if (bm == chosen.bm && bn == chosen.bn)
           continue;
+        // Tiles the emitter refuses: over 128 accumulators a thread, or rows that split a
+        // k group of small groups.
+        if (auto ks = emitConvShift(c.spec, forced); !ks) {
+          llvm::consumeError(ks.takeError());
+          continue;
+        }
         c.spec.kernelName = name + "_sht" + std::to_string(t++);
         forcedShiftTiles[c.spec.kernelName] = forced;
         convs.push_back(c);
