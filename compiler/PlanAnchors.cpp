@@ -74,17 +74,6 @@ bool useIgemm(const ConvSpec &s) {
   return convIgemmSupports(s, &why);
 }
 
-/// conv_shift's output phases and small groups (ConvShift.h) where TF32 is allowed on an
-/// sm_90a target: convShiftTile decides, as it does for the wide stride-1 convolutions that
-/// useIgemm already sends to emitConvIgemm.
-bool useShift(const ConvSpec &s, const PlanOptions &o) {
-  if (!s.wgmma || o.precision == Precision::Fp32)
-    return false;
-  ConvSpec tf32 = s;
-  tf32.math = MathMode::Tf32;
-  return convShiftTile(tf32).has_value();
-}
-
 /// Below this share of useful products (ConvMma.h) a direct convolution stays on FFMA: a
 /// depthwise convolution fills 1/8 of each n8 tile and is memory-bound either way.
 constexpr double kMinMmaUsefulShare = 0.3;
@@ -247,7 +236,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const Op &anchor = g.ops[grp.root];
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = b.options.arch == "sm_90a";
-  bool igemm = useIgemm(spec) || useShift(spec, b.options);
+  bool igemm = useIgemm(spec);
   spec.math = convMath(igemm, !igemm && useDirectMma(spec, b.options), b.options.precision);
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);

@@ -343,6 +343,7 @@ template <int NI>
 __device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, int tid,
                                            const sinter::Buffers &b, float *st) {
   namespace sm90 = sinter::sm90;
+  (void)cfg::kEpilogueReadsTensors; // only storeTile's pair stores depend on it
   const int wg = tid / 128, lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
   // Named barrier 1 + wg over the warpgroup: the previous tile's lines are read out.
   sm90::namedBarrier(1 + wg, 128);

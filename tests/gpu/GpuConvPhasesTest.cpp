@@ -99,12 +99,17 @@ TEST_P(GpuConvPhases, RunsOnTensorCoresAndMatchesReference) {
     auto result = runPipeline(graphs->front(), {p, "sm_90a", false});
     ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
     EXPECT_EQ(result->fusion.groups.front().pattern, c.pattern);
-    int igemm = 0, direct = 0;
+    int igemm = 0, direct = 0, shift = 0;
     for (const PlannedKernel &k : result->plan.kernels) {
       igemm += k.source.templateName == "conv_igemm.cuh";
       direct += k.source.templateName == "conv_direct.cuh";
+      shift += k.source.templateName == "conv_shift.cuh";
     }
-    EXPECT_EQ(igemm, c.phases);
+    // One conv_igemm kernel per phase, or (TF32 on sm_90a, where convShiftTile takes the
+    // shape) all phases in one conv_shift kernel; never conv_shift in fp32.
+    const bool phases = igemm == c.phases && shift == 0;
+    const bool walk = p != Precision::Fp32 && igemm == 0 && shift == 1;
+    EXPECT_TRUE(phases || walk) << igemm << " conv_igemm, " << shift << " conv_shift kernels";
     EXPECT_EQ(direct, 0);
   }
   // NVRTC needs no GPU either.

@@ -232,7 +232,7 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   t = convSpec("strided", false, 2, 8, 64, 128, 1, {1, 32, 32}, {1, 3, 3}, {1, 2, 2}, {0, 1, 1},
                {1, 1, 1}, MathMode::Tf32);
   t.wgmma = true;
-  EXPECT_EQ(why(t), "a stride above 1");
+  EXPECT_EQ(why(t), "a direct convolution with a stride above 1");
   t = convSpec("g48", false, 2, 8, 96, 256, 2, {1, 32, 32}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
                {1, 1, 1}, MathMode::Tf32);
   t.wgmma = true;
@@ -240,7 +240,7 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   t = convSpec("c16", false, 2, 8, 16, 128, 1, {1, 32, 32}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
                {1, 1, 1}, MathMode::Tf32);
   t.wgmma = true;
-  EXPECT_EQ(why(t), "fewer than 32 input channels per group");
+  EXPECT_EQ(why(t), "fewer than 32 input channels per group (other than groups of 8 or 16)");
   t.Cin = 72; // 96 / 72 = 1.33
   EXPECT_EQ(why(t), "input channels that pad the 32-deep k tiles by more than a quarter");
   t.Cin = 128;
@@ -263,11 +263,32 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
                {1, 1, 1}, MathMode::Tf32);
   auto refused = emitConvShift(t, ConvShiftTile{});
   ASSERT_FALSE(bool(refused));
-  EXPECT_EQ(llvm::toString(refused.takeError()), "conv_shift cannot run strided: a stride above 1");
+  EXPECT_EQ(llvm::toString(refused.takeError()),
+            "conv_shift cannot run strided: a direct convolution with a stride above 1");
   auto badTile = emitConvShift(s0Spec(), ConvShiftTile{128, 96, 4});
   ASSERT_FALSE(bool(badTile));
   EXPECT_EQ(llvm::toString(badTile.takeError()),
-            "s0: not a conv_shift tile (64 or 128 x 64, 128 or 256, at least 2 stages)");
+            "s0: not a conv_shift tile (64, 128 or 256 x 64, 128 or 256, at most 128 x 256, at "
+            "least 2 stages)");
+  // Small groups: whole k groups' rows a tile, and the planner leaves them to FFMA (S4).
+  ConvSpec s4 = convSpec("s4", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  s4.wgmma = true;
+  EXPECT_TRUE(convShiftSupports(s4));
+  EXPECT_EQ(why(s4), "groups of 8 input channels (conv_shift's small groups lost to FFMA on S4)");
+  auto split = emitConvShift(s4, ConvShiftTile{128, 64, 2});
+  ASSERT_TRUE(bool(split)) << llvm::toString(split.takeError()); // 256 rows: two tiles of 128
+  s4.Cout = 8; // 2 channels x 8 phases = 16 rows a group, 64 a k group
+  auto half = emitConvShift(s4, ConvShiftTile{128, 64, 2});
+  ASSERT_FALSE(bool(half));
+  EXPECT_EQ(llvm::toString(half.takeError()),
+            "s4: conv_shift's small groups need tiles of whole k groups' rows (64 rows, tile of "
+            "128)");
+  s4.Cout = 4; // 8 rows a group: 32 a k group, under a warpgroup's 64
+  std::string reason;
+  EXPECT_FALSE(convShiftSupports(s4, &reason));
+  EXPECT_EQ(reason, "small groups whose product rows (output channels x phases: 8 a group) do "
+                    "not fill 64-row slices");
   auto tooDeep = emitConvShift(s0Spec(), ConvShiftTile{128, 256, 5});
   ASSERT_FALSE(bool(tooDeep));
   EXPECT_EQ(llvm::toString(tooDeep.takeError()),
@@ -305,8 +326,9 @@ TEST_P(ConvShiftCompile, EveryTileNvrtcSm90a) {
       ConvShiftTile t{bm, bn, 0};
       t.stages = maxStages(c.spec, t);
       auto ks = emitConvShift(c.spec, t);
-      // Refused: over 128 accumulators a thread, or small groups' k groups split.
-      if (bm * bn > 128 * 256 || (rows.groupsPerK > 1 && rows.rowsK % bm)) {
+      // Refused: over 128 accumulators a thread, small groups' k groups split, or staged
+      // lines leaving no room for two stages.
+      if (bm * bn > 128 * 256 || (rows.groupsPerK > 1 && rows.rowsK % bm) || t.stages < 2) {
         EXPECT_FALSE(bool(ks)) << c.spec.kernelName << " " << bm << "x" << bn;
         if (!ks)
           llvm::consumeError(ks.takeError());
