@@ -328,6 +328,18 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
     return makeError(s.kernelName + ": conv_shift's small groups need tiles of whole k groups' "
                                     "rows (" +
                      std::to_string(r.rowsK) + " rows, tile of " + std::to_string(tile.bm) + ")");
+  if (mode.registerA) {
+    // Accumulators and weight fragments beside the ~32 registers the rest takes, in what a
+    // thread of a block of bm / 64 warpgroups and a producer warp gets (ptxas serialised the
+    // wgmmas of 128 x 256 and 256 x 128 tiles: C7512).
+    const int64_t threads = roundUp(tile.bm / 64 * 128 + 32, 128);
+    const int64_t regs = std::min<int64_t>(255, 65536 / threads / 8 * 8);
+    const int64_t need = tile.bn / 2 + 4 * sliceSteps(s, r) * volume(g.taps);
+    if (need > regs - 32)
+      return makeError(s.kernelName + ": conv_shift's " + std::to_string(need) +
+                       " accumulator and weight registers do not fit a " +
+                       std::to_string(tile.bm) + "-row tile's threads");
+  }
   if (tileCount(s, g, tile) > std::numeric_limits<int>::max())
     return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
   const int64_t cinG = s.Cin / s.groups;
