@@ -25,9 +25,9 @@ namespace sinter {
 bool convIgemmSupports(const ConvSpec &s, std::string *whyNot);
 
 /// The conv_igemm kernels for `s`, to be launched in order with the same slots. Where
-/// convShiftTile(s) accepts it (sm_90a, TF32, stride 1, whole 32-channel k tiles, wide
-/// groups), the kernels are emitConvShift's: weight rows, staged input, per-tap GEMMs
-/// (ConvShift.h). Otherwise one conv_igemm kernel, or
+/// convShiftTile(s) accepts it (sm_90a, TF32, stride 1 or a transposed convolution walked by
+/// output phase, whole 32-channel k tiles, wide groups), the kernels are emitConvShift's:
+/// weight rows, staged input, per-tap GEMMs (ConvShift.h). Otherwise one conv_igemm kernel, or
 /// for a strided transposed convolution one per output phase that holds outputs (named
 /// `<kernelName>_p<i>`, each writing its own outputs of y and adding to the same statistics).
 /// Launch of each: grid (ceil(N * rows / BM), ceil(Cout/groups / BN), groups), rows being the

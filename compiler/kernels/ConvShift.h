@@ -88,13 +88,16 @@ int maxStages(const ConvSpec &s, const ConvShiftTile &t);
 ConvShiftTile convShiftDefaultTile(const ConvSpec &s);
 
 /// The tile for `s`, or none when the planner should not pick conv_shift (whyNot gets the
-/// reason): no wgmma target, not TF32, not convShiftSupports, input channels padding the k
-/// tiles by over a quarter, a reduction (Cin / groups x taps) under 1024 terms, output
-/// channels per group filling under 3/4 of 128-channel tiles, or a grid with over half as
-/// many rows again as outputs.
+/// reason): no wgmma target, not TF32, not convShiftSupports, small groups (measured slower
+/// than FFMA on S4), input channels padding the k tiles by over a quarter, a grid with over
+/// half as many rows again as outputs; and for the stride-1 walk also a reduction (Cin /
+/// groups x taps) under 1024 terms or output channels per group filling under 3/4 of
+/// 128-channel tiles. The phase walk gets convShiftDefaultTile (the planner only asks for
+/// strided transposed convolutions it already sent to conv_igemm).
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
-/// The kernels, in launch order, sharing slots: conv_pack.cuh (the weight rows, slot 6),
+/// The kernels, in launch order, sharing slots: conv_pack.cuh (the weight rows, slot 6; for
+/// the phase walk and small groups conv_shift_rows.cuh's product rows),
 /// conv_stage.cuh (the staged input, slot 7) and the conv_shift.cuh kernel named
 /// s.kernelName (persistent; tensor maps over slots 6 and 7). Slots as conv_igemm's (0 x,
 /// 1 w, 2 bias, 3 y, 4 stats). Any spec convShiftSupports accepts runs on any tile (tests
