@@ -92,8 +92,8 @@ constexpr i64 kRows = (i64)cfg::kN * kGridVol;
 constexpr int kOutHW = cfg::kOutH * cfg::kOutW;
 constexpr i64 kOutVol = (i64)cfg::kOutD * kOutHW;
 // The grid is the output itself: a grid row's image and position need one division.
-constexpr bool kDense = !cfg::kPhased && cfg::kPitchD == cfg::kOutD &&
-                       cfg::kPitchH == cfg::kOutH && cfg::kPitchW == cfg::kOutW;
+constexpr bool kDense = !cfg::kPhased && cfg::kPitchD == cfg::kOutD && cfg::kPitchH == cfg::kOutH &&
+                        cfg::kPitchW == cfg::kOutW;
 // Column pairs (2t, 2t + 1) are one 8-byte store: same image, adjacent positions; and a
 // tile spans at most two images.
 constexpr bool kPairs = kDense && kGridVol % 2 == 0 && kGridVol >= cfg::kBN;
@@ -121,10 +121,10 @@ static_assert(cfg::kBM == 64 || cfg::kBM == 128 || cfg::kBM == 256, "1, 2 or 4 w
 static_assert(cfg::kBM * cfg::kBN <= 128 * 256, "at most 128 accumulators a thread");
 static_assert(cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths, TMA boxes");
 static_assert(cfg::kStages >= 2, "a ring of stages");
-static_assert(kGroupsPerK == 1 ? cfg::kCinK == kCinG && (cfg::kGroups == 1 || kCinG % 32 == 0)
-                                : cfg::kCinK == 32 && kCinG * kGroupsPerK == 32 &&
-                                      kCinG % 8 == 0 && cfg::kRowsK % cfg::kBM == 0 &&
-                                      (kRowsG % 64 == 0 || 64 % kRowsG == 0),
+static_assert(kGroupsPerK == 1
+                  ? cfg::kCinK == kCinG && (cfg::kGroups == 1 || kCinG % 32 == 0)
+                  : cfg::kCinK == 32 && kCinG * kGroupsPerK == 32 && kCinG % 8 == 0 &&
+                        cfg::kRowsK % cfg::kBM == 0 && (kRowsG % 64 == 0 || 64 % kRowsG == 0),
               "a k tile reads one k group's channels; small groups: whole k8 steps, whole "
               "tiles, and a warpgroup's rows in whole groups or within one");
 static_assert(cfg::kRowsK == kRowsG * kGroupsPerK, "a k group's rows are its groups' rows");
@@ -135,7 +135,7 @@ static_assert(!cfg::kStagedLines || (cfg::kPhased && 64 % cfg::kSW == 0 && cfg::
               "staged lines: a warpgroup's rows hold whole lines, a lane one W phase");
 static_assert(!cfg::kStagedLines || kOutVol < (1ll << 31), "staged lines: 32-bit positions");
 static_assert(cfg::kPhased || (cfg::kPitchD >= cfg::kOutD && cfg::kPitchH >= cfg::kOutH &&
-                                cfg::kPitchW >= cfg::kOutW),
+                               cfg::kPitchW >= cfg::kOutW),
               "every output position is a grid row");
 static_assert(kRows + kGridVol < (1ll << 31), "grid rows are TMA coordinates (32-bit)");
 
@@ -394,8 +394,8 @@ __device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, 
       if (!colOk[k] || unsigned(od) >= unsigned(cfg::kOutD) || unsigned(oh) >= unsigned(cfg::kOutH))
         continue;
       const int sp = colSp[k] + lineSp;
-      const float v = Epilogue{}(
-          st[(r0 + pwPhase) * kStagePitch + (lane + 32 * k) / cfg::kSW] + bv, n, c, sp, b);
+      const float v = Epilogue{}(st[(r0 + pwPhase) * kStagePitch + (lane + 32 * k) / cfg::kSW] + bv,
+                                 n, c, sp, b);
       if constexpr (cfg::kStoreOutput)
         y[((i64)n * cfg::kCout + c) * kOutVol + sp] = v;
       if constexpr (cfg::kAccumulateStats) {
@@ -446,15 +446,14 @@ __device__ __forceinline__ void consume(unsigned smem0, unsigned fullBar, unsign
   for (int t = blockIdx.x; t < kTileCount; t += gridDim.x) {
     // The first k8 step of this warpgroup's groups (its rows' first group within the k
     // group times the group's steps); all four without small groups.
-    const int step0 =
-        kGroupsPerK == 1 ? 0 : (tileAt(t).m0 + wg * 64) / kRowsG * (kCinG / 8);
+    const int step0 = kGroupsPerK == 1 ? 0 : (tileAt(t).m0 + wg * 64) / kRowsG * (kCinG / 8);
     if constexpr (cfg::kRegisterA) {
       const int cls = t % (kMTiles * cfg::kKGroups);
       if (cls != fragTile) {
         fragTile = cls;
         const Tile tl = tileAt(t);
         const int lane = tid & 31, row = tl.grp * cfg::kRowsK + tl.m0 + wg * 64 +
-                                            16 * ((tid >> 5) & 3) + (lane >> 2);
+                                         16 * ((tid >> 5) & 3) + (lane >> 2);
         const float *rows = sinter::slot<const float>(b, 6);
 #pragma unroll
         for (int f = 0; f < kFrags; ++f) {
@@ -538,7 +537,7 @@ extern "C" __global__ void __launch_bounds__(conv_shift::kBlockThreads, 1)
       produce(tm, smem0, fullBar, emptyBar);
     return;
   }
-  float *staging = reinterpret_cast<float *>(reinterpret_cast<char *>(sm90::alignedBase(smem)) +
-                                             kStagingOffset);
+  float *staging =
+      reinterpret_cast<float *>(reinterpret_cast<char *>(sm90::alignedBase(smem)) + kStagingOffset);
   consume(smem0, fullBar, emptyBar, threadIdx.x, b, staging);
 }

@@ -62,9 +62,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       if (kd >= 0 && kh >= 0 && kw >= 0) {
         const int g = kg * kGroupsPerK + gi, ci = ch % kCinG;
         const int wt = (kd * cfg::kWKH + kh) * cfg::kWKW + kw;
-        const i64 src = cfg::kTransposed
-                            ? ((i64)(g * kCinG + ci) * kCoutG + co) * kWKVol + wt
-                            : ((i64)(g * kCoutG + co) * kCinG + ci) * kWKVol + wt;
+        const i64 src = cfg::kTransposed ? ((i64)(g * kCinG + ci) * kCoutG + co) * kWKVol + wt
+                                         : ((i64)(g * kCoutG + co) * kCinG + ci) * kWKVol + wt;
         v = __ldg(w + src);
         v = __uint_as_float((__float_as_uint(v) + 0x1000u) & 0xffffe000u);
       }

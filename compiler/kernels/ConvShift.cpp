@@ -150,8 +150,8 @@ int maxStages(const ConvSpec &s, const ConvShiftTile &t) {
   // With the weights in registers a stage is one small box: enough of them hold the next
   // tile's k tiles while the current tile's epilogue runs.
   const int64_t cap = m.registerA ? kMaxRegisterAStages : kMaxStages;
-  return int(std::min<int64_t>(cap, (kSmemLimit - 1024 - stagingBytes(m, t)) /
-                                        (stageBytes(m, t) + 16)));
+  return int(
+      std::min<int64_t>(cap, (kSmemLimit - 1024 - stagingBytes(m, t)) / (stageBytes(m, t) + 16)));
 }
 
 ShiftGrid shiftGrid(const ConvSpec &s) {
@@ -176,8 +176,8 @@ ShiftGrid shiftGrid(const ConvSpec &s) {
     }
     const int64_t last = g.off[d] + g.step[d] * (g.taps[d] - 1);
     const int64_t offMin = std::min(g.off[d], last), offMax = std::max(g.off[d], last);
-    g.pitch[d] = std::max({g.extent[d], s.in[d], g.extent[d] + offMax,
-                           s.in[d] - std::min<int64_t>(offMin, 0)});
+    g.pitch[d] = std::max(
+        {g.extent[d], s.in[d], g.extent[d] + offMax, s.in[d] - std::min<int64_t>(offMin, 0)});
   }
   g.rowPitch = roundUp(s.Cin, 4);
   return g;
@@ -204,8 +204,8 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot) {
   for (int d = 0; d < 3; ++d) {
     if (s.stride[d] != 1 && !s.transposed)
       return no("a direct convolution with a stride above 1");
-    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.dilation[d] < 1 ||
-        s.padding[d] < 0 || s.stride[d] < 1)
+    if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.dilation[d] < 1 || s.padding[d] < 0 ||
+        s.stride[d] < 1)
       return no("a non-positive size, stride or dilation, or a negative padding");
   }
   if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
@@ -245,7 +245,9 @@ ConvShiftTile convShiftDefaultTile(const ConvSpec &s) {
     // warpgroups of 64-wide tiles held S4's best time (0.77 ms against 1.05-1.62 on the
     // other tiles, kernel harness).
     const ShiftMode m = shiftMode(s);
-    t.bm = m.registerA && r.rowsK % 256 == 0 ? 256 : r.rowsK % 128 == 0 || r.groupsPerK == 1 ? 128 : 64;
+    t.bm = m.registerA && r.rowsK % 256 == 0         ? 256
+           : r.rowsK % 128 == 0 || r.groupsPerK == 1 ? 128
+                                                     : 64;
     t.bn = t.bm == 256 ? 64 : 128;
   }
   t.stages = maxStages(s, t);
@@ -267,41 +269,39 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
     return no(why);
   const ShiftGrid g = shiftGrid(s);
   const ShiftRows r = shiftRows(s, g);
-  const int64_t cinG0 = s.Cin / s.groups;
-  if (g.phased() || r.groupsPerK > 1) {
-    // Small groups run correctly but lost to FFMA where measured: S4 (8-channel groups, 8
-    // phases) 0.657 ms against 0.611 on conv_direct, H200, its best tile (256 x 64, weights
-    // in registers, staged lines); the kernel is issue-bound on its epilogue.
-    if (r.groupsPerK > 1)
-      return no("groups of " + std::to_string(cinG0) +
-                " input channels (conv_shift's small groups lost to FFMA on S4)");
-    if (roundUp(cinG0, 32) * 4 > cinG0 * 5)
-      return no("input channels that pad the 32-deep k tiles by more than a quarter");
-    if (double(g.rows(s) * volume(g.phases)) > kMaxGridWaste * double(s.N * volume(s.out)))
-      return no("the padded grid would compute over half as many rows again as there are "
-                "outputs");
-    return convShiftDefaultTile(s);
-  }
   const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
+  // Small groups run correctly but lost to FFMA where measured: S4 (8-channel groups, 8
+  // phases) 0.657 ms against 0.611 on conv_direct, H200, its best tile (256 x 64, weights in
+  // registers, staged lines); the kernel is issue-bound on its epilogue.
+  if (r.groupsPerK > 1)
+    return no("groups of " + std::to_string(cinG) +
+              " input channels (conv_shift's small groups lost to FFMA on S4)");
   if (roundUp(cinG, 32) * 4 > cinG * 5)
     return no("input channels that pad the 32-deep k tiles by more than a quarter");
-  // 64-channel tiles read as many input rows per product as 128-channel ones read for two:
-  // measured L2-bound (a 32 -> 64 channel 3x3 conv 1.03 ms against 0.63 on the input-box
-  // engine, H200), so narrower groups stay there; 96 or 192 channels still fill 3/4 of the
-  // 128-channel tiles.
-  if (roundUp(coutG, 128) * 3 > coutG * 4)
-    return no("output channels per group that fill under 3/4 of 128-channel tiles");
-  // Each tile's epilogue (the stores and statistics of 128 x 256 outputs) runs while no
-  // product does: with a shallow reduction it outweighs the faster products (H200, kernel
-  // harness: Conv1d(64 -> 128, k 5), 320 terms, 0.54 ms against 0.25 on the input-box
-  // engine; Conv2d(64 -> 128, k 3) on 128 px, 576 terms, 0.60 on the best tile against 0.56;
-  // Conv2d(128 -> 128, k 3), 1152 terms, 0.47 against 0.50; S0, 1728 terms, 0.85 against
-  // 1.56). Between 576 and 1152 terms is not measured.
-  if (cinG * volume(s.kernel) < kMinReduction)
-    return no("a reduction of fewer than " + std::to_string(kMinReduction) +
-              " terms (each tile's epilogue would outweigh its faster products)");
-  if (double(g.rows(s)) > kMaxGridWaste * double(s.N * volume(s.out)))
+  // The phase walk is asked only for convolutions the planner already sent to conv_igemm;
+  // the two rules below were measured on the stride-1 walk.
+  if (!g.phased()) {
+    // 64-channel tiles read as many input rows per product as 128-channel ones read for two:
+    // measured L2-bound (a 32 -> 64 channel 3x3 conv 1.03 ms against 0.63 on the input-box
+    // engine, H200), so narrower groups stay there; 96 or 192 channels still fill 3/4 of the
+    // 128-channel tiles.
+    if (roundUp(coutG, 128) * 3 > coutG * 4)
+      return no("output channels per group that fill under 3/4 of 128-channel tiles");
+    // Each tile's epilogue (the stores and statistics of 128 x 256 outputs) runs while no
+    // product does: with a shallow reduction it outweighs the faster products (H200, kernel
+    // harness: Conv1d(64 -> 128, k 5), 320 terms, 0.54 ms against 0.25 on the input-box
+    // engine; Conv2d(64 -> 128, k 3) on 128 px, 576 terms, 0.60 on the best tile against
+    // 0.56; Conv2d(128 -> 128, k 3), 1152 terms, 0.47 against 0.50; S0, 1728 terms, 0.85
+    // against 1.56). Between 576 and 1152 terms is not measured.
+    if (cinG * volume(s.kernel) < kMinReduction)
+      return no("a reduction of fewer than " + std::to_string(kMinReduction) +
+                " terms (each tile's epilogue would outweigh its faster products)");
+  }
+  // Each grid row holds one output per phase.
+  if (double(g.rows(s) * volume(g.phases)) > kMaxGridWaste * double(s.N * volume(s.out)))
     return no("the padded grid would compute over half as many rows again as there are outputs");
+  if (g.phased())
+    return convShiftDefaultTile(s);
   ConvShiftTile t;
   if (tileCount(s, g, t) < 2 * kSms)
     t.bn = 128;
@@ -325,8 +325,9 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   const ShiftGrid g = shiftGrid(s);
   const ShiftRows r = shiftRows(s, g);
   if (r.groupsPerK > 1 && r.rowsK % tile.bm)
-    return makeError(s.kernelName + ": conv_shift's small groups need tiles of whole k groups' "
-                                    "rows (" +
+    return makeError(s.kernelName +
+                     ": conv_shift's small groups need tiles of whole k groups' "
+                     "rows (" +
                      std::to_string(r.rowsK) + " rows, tile of " + std::to_string(tile.bm) + ")");
   if (mode.registerA) {
     // Accumulators and weight fragments beside the ~32 registers the rest takes, in what a
@@ -337,8 +338,8 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
     const int64_t need = tile.bn / 2 + 4 * sliceSteps(s, r) * volume(g.taps);
     if (need > regs - 32)
       return makeError(s.kernelName + ": conv_shift's " + std::to_string(need) +
-                       " accumulator and weight registers do not fit a " +
-                       std::to_string(tile.bm) + "-row tile's threads");
+                       " accumulator and weight registers do not fit a " + std::to_string(tile.bm) +
+                       "-row tile's threads");
   }
   if (tileCount(s, g, tile) > std::numeric_limits<int>::max())
     return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
@@ -348,7 +349,8 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   const bool productRows = g.phased() || r.groupsPerK > 1;
 
   std::vector<KernelSource> kernels;
-  kernels.push_back(productRows ? emitShiftRows(s, g, r, kPad) : emitConvWeightRows(s, kPad, 32, true));
+  kernels.push_back(productRows ? emitShiftRows(s, g, r, kPad)
+                                : emitConvWeightRows(s, kPad, 32, true));
   kernels.push_back(emitStage(s, g));
 
   PrologueWriter w(s.kernelName, "conv_shift.cuh");

@@ -34,10 +34,10 @@ constexpr int kConvStageSlot = 7;
 /// the (K - 1) * dil / S + 1 taps all phases share.
 struct ShiftGrid {
   std::array<int64_t, 3> pitch{}, off{}, step{};
-  std::array<int64_t, 3> taps{1, 1, 1};    ///< taps per dim
-  std::array<int64_t, 3> phases{1, 1, 1};  ///< outputs per grid position (the stride, or 1)
-  std::array<int64_t, 3> base{0, 0, 0};    ///< output of grid position 0, phase 0
-  std::array<int64_t, 3> extent{1, 1, 1};  ///< grid positions with outputs
+  std::array<int64_t, 3> taps{1, 1, 1};   ///< taps per dim
+  std::array<int64_t, 3> phases{1, 1, 1}; ///< outputs per grid position (the stride, or 1)
+  std::array<int64_t, 3> base{0, 0, 0};   ///< output of grid position 0, phase 0
+  std::array<int64_t, 3> extent{1, 1, 1}; ///< grid positions with outputs
   int64_t rowPitch = 0; ///< floats per grid row: the input channels rounded up to 4
   int64_t rows(const ConvSpec &s) const { return s.N * pitch[0] * pitch[1] * pitch[2]; }
   bool phased() const { return phases[0] * phases[1] * phases[2] > 1; }

@@ -587,8 +587,7 @@ TEST(Dump, ForGpuHarness) {
         c.spec.kernelName.find("_wg") != std::string::npos)
       continue;
     const std::string name = c.spec.kernelName;
-    const ConvShiftTile chosen =
-        convShiftTile(c.spec).value_or(convShiftDefaultTile(c.spec));
+    const ConvShiftTile chosen = convShiftTile(c.spec).value_or(convShiftDefaultTile(c.spec));
     if (auto ks = emitConvShift(c.spec, chosen)) {
       c.spec.kernelName = name + "_sh";
       forcedShiftTiles[c.spec.kernelName] = chosen;
@@ -622,7 +621,7 @@ TEST(Dump, ForGpuHarness) {
     int v = variant(c.spec.kernelName);
     auto forced = forcedConvTiles.find(c.spec.kernelName);
     auto shift = forcedShiftTiles.find(c.spec.kernelName);
-    auto ks = shift != forcedShiftTiles.end()     ? emitConvShift(c.spec, shift->second)
+    auto ks = shift != forcedShiftTiles.end()   ? emitConvShift(c.spec, shift->second)
               : forced != forcedConvTiles.end() ? emitConvIgemm(c.spec, forced->second)
               : v                               ? emitConvIgemm(c.spec, convTiles[v - 1])
                                                 : emitConvIgemm(c.spec);
