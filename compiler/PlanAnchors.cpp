@@ -21,6 +21,7 @@
 #include "compiler/kernels/ConvIgemm.h"
 #include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/ConvMma.h"
+#include "compiler/kernels/ConvPhases.h"
 #include "compiler/kernels/Gemm.h"
 #include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
@@ -72,6 +73,31 @@ bool useIgemm(const ConvSpec &s) {
     return false;
   std::string why;
   return convIgemmSupports(s, &why);
+}
+
+/// Strided transposed convolutions of small channel groups (8 or 16 input channels) with at
+/// least 4 output phases go to conv_shift's phase walk on sm_90a where TF32 is allowed and
+/// convShiftTile takes them: useIgemm leaves them (fewer than 32 output channels a group) and
+/// conv_mma lost on them (useDirectMma), so without this they run on FFMA. The caller treats
+/// the choice as conv_igemm's (emitConvIgemm hands it to conv_shift). Measured on an H200
+/// against conv_direct: S4 (8 phases) 0.552 ms against 0.612, convt2d_s2_g8_gn_relu (4
+/// phases, statistics) 0.788 against 0.986; convt1d_s2_g16_tanh (2 phases, 1.5 taps a phase)
+/// lost, 0.542 against 0.487: its product, bound by a per-output epilogue on 8 consumer
+/// warps, costs about the same per output while FFMA's shallow reduction costs less.
+constexpr int64_t kMinShiftSmallGroupPhases = 4;
+
+bool useShiftSmallGroups(const ConvSpec &s, const PlanOptions &o) {
+  const int64_t cinG = s.Cin / std::max<int64_t>(s.groups, 1);
+  if (!s.wgmma || o.precision == Precision::Fp32 || !s.transposed || (cinG != 8 && cinG != 16) ||
+      s.stride[0] * s.stride[1] * s.stride[2] < kMinShiftSmallGroupPhases)
+    return false;
+  // A phase no tap reaches holds only the bias: conv_direct writes it (as for conv_igemm).
+  for (const ConvPhase &p : transposedConvPhases(s))
+    if (p.tapVolume() == 0)
+      return false;
+  ConvSpec t = s;
+  t.math = MathMode::Tf32;
+  return convShiftTile(t).has_value();
 }
 
 /// Below this share of useful products (ConvMma.h) a direct convolution stays on FFMA: a
@@ -236,7 +262,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const Op &anchor = g.ops[grp.root];
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = b.options.arch == "sm_90a";
-  bool igemm = useIgemm(spec);
+  bool igemm = useIgemm(spec) || useShiftSmallGroups(spec, b.options);
   spec.math = convMath(igemm, !igemm && useDirectMma(spec, b.options), b.options.precision);
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);

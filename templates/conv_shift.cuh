@@ -359,14 +359,22 @@ __device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, 
   double *stats = sinter::slot<double>(b, 4);
   const int n0 = tl.row0 / kGridVol;
   // A lane's elements of every line are e = lane + 32 k: grid column e / kSW, W phase
-  // lane % kSW. What depends only on the column is worked out once per tile.
+  // lane % kSW. What depends only on the column is worked out once per tile: its offset in y
+  // (32-bit where y's elements allow) and which (D, H) phases of it lie in the output, one
+  // bit each; a line then costs a shared load, an add and a predicated store per element.
   constexpr int kPerLane = kLineLen / 32;
+  constexpr int kPhasesDH = cfg::kSD * cfg::kSH;
+  constexpr bool kMasks = kPhasesDH <= 32;
+  using Off = typename sinter::Select<(i64)cfg::kN * cfg::kCout * kOutVol < (1ll << 31), unsigned,
+                                      i64>::Type;
   const int pwPhase = lane % cfg::kSW;
   int colN[kPerLane], colSD[kPerLane], colSH[kPerLane], colSp[kPerLane];
+  Off colOff[kPerLane];
+  unsigned colMask[kPerLane];
   bool colOk[kPerLane];
 #pragma unroll
   for (int k = 0; k < kPerLane; ++k) {
-    const int q = tl.row0 + (lane + 32 * k) / cfg::kSW;
+    const int q = tl.row0 + lane / cfg::kSW + 32 / cfg::kSW * k;
     const int n = q / kGridVol, r = q - n * kGridVol;
     const int pd = r / kPlane, r2 = r - pd * kPlane;
     const int ph = r2 / cfg::kPitchW, pw = r2 - ph * cfg::kPitchW;
@@ -375,29 +383,48 @@ __device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, 
     colSD[k] = cfg::kSD * pd;
     colSH[k] = cfg::kSH * ph;
     colSp[k] = (cfg::kSD * pd * cfg::kOutH + cfg::kSH * ph) * cfg::kOutW + ow;
+    colOff[k] = Off(n) * Off(cfg::kCout * kOutVol) + Off(colSp[k]);
     colOk[k] = q < kRows && unsigned(ow) < unsigned(cfg::kOutW);
+    colMask[k] = 0;
+    if constexpr (kMasks) {
+#pragma unroll
+      for (int dh = 0; dh < kPhasesDH; ++dh) {
+        const int od = colSD[k] + dh / cfg::kSH + cfg::kBaseD,
+                  oh = colSH[k] + dh % cfg::kSH + cfg::kBaseH;
+        if (colOk[k] && unsigned(od) < unsigned(cfg::kOutD) && unsigned(oh) < unsigned(cfg::kOutH))
+          colMask[k] |= 1u << dh;
+      }
+    }
   }
   for (int line = warp; line < 64 / cfg::kSW; line += 4) {
     const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
     if (!kWholeM && vr >= cfg::kRowsK)
       break; // rows past the k group's are the slice's last
-    const int inGroup = vr % kRowsG, phi = inGroup % kPhases;
+    const int inGroup = vr % kRowsG, phi = inGroup % kPhases, dh = phi / cfg::kSW;
     const int c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
     const float bv = cfg::kHasBias ? bias[c] : 0.f;
-    const int phD = phi / (cfg::kSH * cfg::kSW) + cfg::kBaseD,
-              phH = phi / cfg::kSW % cfg::kSH + cfg::kBaseH;
+    const int phD = dh / cfg::kSH + cfg::kBaseD, phH = dh % cfg::kSH + cfg::kBaseH;
     const int lineSp = (phD * cfg::kOutH + phH) * cfg::kOutW;
+    const Off lineOff = Off(c) * Off(kOutVol) + Off(lineSp);
+    const float *src = st + (r0 + pwPhase) * kStagePitch + lane / cfg::kSW;
     float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
 #pragma unroll
     for (int k = 0; k < kPerLane; ++k) {
-      const int od = colSD[k] + phD, oh = colSH[k] + phH, n = colN[k];
-      if (!colOk[k] || unsigned(od) >= unsigned(cfg::kOutD) || unsigned(oh) >= unsigned(cfg::kOutH))
+      bool ok;
+      if constexpr (kMasks)
+        ok = (colMask[k] >> dh) & 1u;
+      else
+        ok = colOk[k] && unsigned(colSD[k] + phD) < unsigned(cfg::kOutD) &&
+             unsigned(colSH[k] + phH) < unsigned(cfg::kOutH);
+      if (!ok)
         continue;
-      const int sp = colSp[k] + lineSp;
-      const float v = Epilogue{}(st[(r0 + pwPhase) * kStagePitch + (lane + 32 * k) / cfg::kSW] + bv,
-                                 n, c, sp, b);
+      const int n = colN[k];
+      float v = src[32 / cfg::kSW * k];
+      if constexpr (cfg::kHasBias)
+        v += bv; // no add of zero without a bias: -0.f + 0.f is not -0.f
+      v = Epilogue{}(v, n, c, colSp[k] + lineSp, b);
       if constexpr (cfg::kStoreOutput)
-        y[((i64)n * cfg::kCout + c) * kOutVol + sp] = v;
+        y[colOff[k] + lineOff] = v;
       if constexpr (cfg::kAccumulateStats) {
         if (n == n0) {
           sum0 += v;

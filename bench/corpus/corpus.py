@@ -656,6 +656,16 @@ def _(g, s):
     g.ret(g.op("o", "tanh", h))
 
 
+@corpus("convt1d_s2_g16_tanh")
+def _(g, s):
+    n, l = s(128, 2), s(2048, 101)
+    g.doc = ("ConvTranspose1d(128->256, k=3, stride=2, pad=1, output_padding=1, groups=8) -> "
+             "tanh")
+    x = g.input("x", [n, 128, l])
+    y = conv_t(g, "y", x, 256, 3, stride=2, padding=1, output_padding=1, groups=8)
+    g.ret(g.op("o", "tanh", y))
+
+
 @corpus("convt1d_dil_grouped_sum_c_sigmoid")
 def _(g, s):
     n, l = s(128, 2), s(8192, 101)
@@ -681,6 +691,16 @@ def _(g, s):
     t = g.op("t", "tanh", h)
     p = g.op("p", "max_pool", t, kernel_size=2)
     g.ret(group_norm(g, "o", p, 4, prefix="gn_"))
+
+
+@corpus("convt2d_s2_g8_gn_relu")
+def _(g, s):
+    n, hw = s(128, 2), s(64, 10)
+    g.doc = ("ConvTranspose2d(64->64, k=4, stride=2, pad=1, groups=8) -> GroupNorm(8) -> ReLU")
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv_t(g, "y", x, 64, 4, stride=2, padding=1, groups=8)
+    h = group_norm(g, "n", y, 8)
+    g.ret(g.op("o", "relu", h))
 
 
 @corpus("convt2d_s2_ln_gelu")

@@ -241,14 +241,12 @@ ConvShiftTile convShiftDefaultTile(const ConvSpec &s) {
   if (g.phased() || r.groupsPerK > 1) {
     // Staged lines take bm x (bn + 8) floats of shared memory beside the stages: 128 x 128
     // keeps 4 of them (the wide phase walk: 0.345-0.360 ms against 0.38-0.59 on other tiles
-    // for a stride-2 k4 64 -> 128 ConvTranspose2d, H200). With the weights in registers four
-    // warpgroups of 64-wide tiles held S4's best time (0.77 ms against 1.05-1.62 on the
-    // other tiles, kernel harness).
-    const ShiftMode m = shiftMode(s);
-    t.bm = m.registerA && r.rowsK % 256 == 0         ? 256
-           : r.rowsK % 128 == 0 || r.groupsPerK == 1 ? 128
-                                                     : 64;
-    t.bn = t.bm == 256 ? 64 : 128;
+    // for a stride-2 k4 64 -> 128 ConvTranspose2d, H200), 9 with the weights in registers
+    // (S4 0.549-0.552 ms against 0.645-0.822 on 64/128/256 x 64 and 64 x 128/256, kernel
+    // harness with the predicated line stores). Two or more blocks an SM with fewer stages
+    // lost on S4 (64 x 128 on 4 stages 0.94 ms, 64 x 64 on 4 or 6 0.77-0.88).
+    t.bm = r.rowsK % 128 == 0 || r.groupsPerK == 1 ? 128 : 64;
+    t.bn = 128;
   }
   t.stages = maxStages(s, t);
   return t;
@@ -270,13 +268,12 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   const ShiftGrid g = shiftGrid(s);
   const ShiftRows r = shiftRows(s, g);
   const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
-  // Small groups run correctly but lost to FFMA where measured: S4 (8-channel groups, 8
-  // phases) 0.657 ms against 0.611 on conv_direct, H200, its best tile (256 x 64, weights in
-  // registers, staged lines); the kernel is issue-bound on its epilogue.
-  if (r.groupsPerK > 1)
+  // Small groups are measured only in the phase walk (S4: 8-channel groups, 8 phases);
+  // without phases conv_mma keeps them.
+  if (r.groupsPerK > 1 && !g.phased())
     return no("groups of " + std::to_string(cinG) +
-              " input channels (conv_shift's small groups lost to FFMA on S4)");
-  if (roundUp(cinG, 32) * 4 > cinG * 5)
+              " input channels without a stride (conv_mma's; conv_shift's not measured there)");
+  if (r.groupsPerK == 1 && roundUp(cinG, 32) * 4 > cinG * 5)
     return no("input channels that pad the 32-deep k tiles by more than a quarter");
   // The phase walk is asked only for convolutions the planner already sent to conv_igemm;
   // the two rules below were measured on the stride-1 walk.

@@ -106,7 +106,9 @@ TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
       // Dilation 2 with stride 2: half the phases have no taps.
       "graph g(%x: f32[2,64,5,6], %w: param f32[64,64,3,3]) { %y = conv_transpose(%x, %w) "
       "{stride = 2, dilation = 2} return %y }",
-      // 16 channels per group, 16 * 27 / 8 = 54 terms per phase: too shallow.
+      // 16 channels per group, 16 * 27 / 8 = 54 terms per phase: too shallow for conv_igemm;
+      // conv_shift's small groups refuse it too (its padded grid: 4 x 5 x 6 rows for 3 x 4 x 5
+      // inputs, over 1.5x the outputs' share).
       "graph g(%x: f32[2,64,3,4,5], %w: param f32[64,16,3,3,3]) { %y = conv_transpose(%x, %w) "
       "{stride = 2, padding = 1, groups = 4} return %y }",
   };
@@ -114,8 +116,21 @@ TEST(ConvTemplateChoice, ShapesConvIgemmDoesNotTakeStayDirect) {
     EXPECT_EQ(summarize(text), "group anchor+epilogue: conv_transpose\n"
                                "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n")
         << text;
-  // 8 channels per group: direct too, and on FFMA (conv_mma's walk by output phase lost).
-  EXPECT_EQ(summarize("graph g(%x: f32[2,64,5,6], %w: param f32[64,8,4,4]) { %y = "
+  // 8 channels per group, 4 output phases: conv_shift's phase walk with small groups on
+  // sm_90a under TF32 (S4's family); fp32 keeps FFMA (conv_mma's walk by output phase lost).
+  const char *eight = "graph g(%x: f32[2,64,5,6], %w: param f32[64,8,4,4]) { %y = "
+                      "conv_transpose(%x, %w) {stride = 2, padding = 1, groups = 8} return %y }";
+  EXPECT_EQ(summarize(eight),
+            "group anchor+epilogue: conv_transpose\n"
+            "  launch conv_shift_rows.cuh (weight rows) 1=w 6=w.rows\n"
+            "  launch conv_stage.cuh (input staging) 0=x 7=x.staged\n"
+            "  launch conv_shift.cuh (anchor + epilogue) 0=x 1=w 3=y 6=w.rows 7=x.staged\n");
+  EXPECT_EQ(summarize(eight, Precision::Fp32),
+            "group anchor+epilogue: conv_transpose\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  // Two output phases (stride 2 in one dim) stay on FFMA: ConvTranspose1d with 16-channel
+  // groups lost there (convt1d_s2_g16_tanh, 0.542 against 0.487 ms on an H200).
+  EXPECT_EQ(summarize("graph g(%x: f32[2,128,40], %w: param f32[128,32,3]) { %y = "
                       "conv_transpose(%x, %w) {stride = 2, padding = 1, groups = 8} return %y }"),
             "group anchor+epilogue: conv_transpose\n"
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");

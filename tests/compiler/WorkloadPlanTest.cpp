@@ -86,13 +86,20 @@ TEST(WorkloadPlan, S3GemmOutputNeverWritten) {
             "  launch elementwise.cuh (elementwise) 0=m 1=bias 15=o\n");
 }
 
-TEST(WorkloadPlan, S4OneKernel) {
-  // FFMA under auto too: conv_mma can walk its stride-2 phases as columns of the product,
-  // but that ran 1.3-1.9x slower (docs/kernels-direct.md, "conv_mma by phase").
+TEST(WorkloadPlan, S4OnConvShiftUnderTf32) {
+  // Under auto (TF32 allowed for convolutions) on sm_90a: conv_shift's phase walk with 8-channel
+  // groups, 4 a k tile (0.552 ms against 0.612 on FFMA, H200). fp32 keeps FFMA: conv_mma's
+  // walk by phase ran 1.3-1.9x slower (docs/kernels-direct.md, "conv_mma by phase").
   EXPECT_EQ(summarize("s4_convt3d_grouped.sir"),
             "group anchor+epilogue: conv_transpose\n"
-            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+            "  launch conv_shift_rows.cuh (weight rows) 1=w 6=w.rows\n"
+            "  launch conv_stage.cuh (input staging) 0=x 7=x.staged\n"
+            "  launch conv_shift.cuh (anchor + epilogue) 0=x 1=w 3=y 6=w.rows 7=x.staged\n");
   EXPECT_EQ(summarize("s4_convt3d_grouped.sir", Precision::Fp32),
+            "group anchor+epilogue: conv_transpose\n"
+            "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
+  // Without wgmma (sm_80) the FFMA kernel too.
+  EXPECT_EQ(summarize("s4_convt3d_grouped.sir", Precision::Auto, "sm_80"),
             "group anchor+epilogue: conv_transpose\n"
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
 }

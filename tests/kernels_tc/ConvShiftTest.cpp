@@ -270,12 +270,25 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   EXPECT_EQ(llvm::toString(badTile.takeError()),
             "s0: not a conv_shift tile (64, 128 or 256 x 64, 128 or 256, at most 128 x 256, at "
             "least 2 stages)");
-  // Small groups: whole k groups' rows a tile, and the planner leaves them to FFMA (S4).
+  // Small groups: taken in the phase walk (S4: 128 x 128 with the weights in registers, 9
+  // stages), refused without phases (conv_mma's), whole k groups' rows a tile.
   ConvSpec s4 = convSpec("s4", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
                          {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
   s4.wgmma = true;
   EXPECT_TRUE(convShiftSupports(s4));
-  EXPECT_EQ(why(s4), "groups of 8 input channels (conv_shift's small groups lost to FFMA on S4)");
+  auto s4Tile = convShiftTile(s4);
+  ASSERT_TRUE(s4Tile.has_value());
+  EXPECT_EQ(s4Tile->bm, 128);
+  EXPECT_EQ(s4Tile->bn, 128);
+  EXPECT_EQ(s4Tile->stages, 9);
+  EXPECT_TRUE(shiftMode(s4).registerA);
+  EXPECT_TRUE(shiftMode(s4).stagedLines);
+  ConvSpec g8 = convSpec("g8", false, 2, 2, 32, 64, 4, {1, 14, 15}, {1, 3, 3}, {1, 1, 1},
+                         {0, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  g8.wgmma = true;
+  EXPECT_TRUE(convShiftSupports(g8));
+  EXPECT_EQ(why(g8), "groups of 8 input channels without a stride (conv_mma's; conv_shift's not "
+                     "measured there)");
   auto split = emitConvShift(s4, ConvShiftTile{128, 64, 2});
   ASSERT_TRUE(bool(split)) << llvm::toString(split.takeError()); // 256 rows: two tiles of 128
   s4.Cout = 8; // 2 channels x 8 phases = 16 rows a group, 64 a k group
