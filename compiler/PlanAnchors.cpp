@@ -92,9 +92,8 @@ bool useShiftSmallGroups(const ConvSpec &s, const PlanOptions &o) {
       s.stride[0] * s.stride[1] * s.stride[2] < kMinShiftSmallGroupPhases)
     return false;
   // A phase no tap reaches holds only the bias: conv_direct writes it (as for conv_igemm).
-  for (const ConvPhase &p : transposedConvPhases(s))
-    if (p.tapVolume() == 0)
-      return false;
+  if (!everyPhaseHasTaps(s))
+    return false;
   ConvSpec t = s;
   t.math = MathMode::Tf32;
   return convShiftTile(t).has_value();

@@ -415,11 +415,9 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
       return no("a non-positive size, stride or dilation");
   }
   // A phase with no taps would need a kernel that only writes the bias; conv_direct does it.
-  if (isPhased(s))
-    for (const ConvPhase &p : transposedConvPhases(s))
-      if (p.tapVolume() == 0)
-        return no("an output phase that no tap reaches (kernel shorter than the stride, or "
-                  "dilation sharing a factor with it)");
+  if (isPhased(s) && !everyPhaseHasTaps(s))
+    return no("an output phase that no tap reaches (kernel shorter than the stride, or "
+              "dilation sharing a factor with it)");
   // The template keeps input offsets within one image and k indices in 32-bit integers.
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (s.Cin * volume(s.in) > kMax || s.Cout * volume(s.out) > kMax ||

@@ -44,4 +44,13 @@ struct ConvPhase {
 /// Expects positive sizes, strides and dilations.
 llvm::SmallVector<ConvPhase, 8> transposedConvPhases(const ConvSpec &s);
 
+/// Whether every output phase of the transposed convolution `s` is reached by a tap (a phase
+/// without taps holds only the bias, which conv_direct writes).
+inline bool everyPhaseHasTaps(const ConvSpec &s) {
+  for (const ConvPhase &p : transposedConvPhases(s))
+    if (p.tapVolume() == 0)
+      return false;
+  return true;
+}
+
 } // namespace sinter
