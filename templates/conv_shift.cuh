@@ -61,8 +61,9 @@
 // read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W
 // (taps per dim), kPitchD/H/W, kOffD/H/W, kStepD/H/W, kPhased, kSD/H/W and kBaseD/H/W
 // (phases; 1 and 0 without), kKGroups, kCinK (input channels per k group), kRowsK (product
-// rows per k group), kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN, kStages,
-// kEpilogueReadsTensors (see storeTile); struct Epilogue.
+// rows per k group), kStoreWarpgroups (and with them kProducerRegs, kStorerRegs,
+// kConsumerRegs), kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN,
+// kStages, kEpilogueReadsTensors (see storeTile); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -103,15 +104,25 @@ constexpr bool kWholeM = cfg::kRowsK % cfg::kBM == 0;
 constexpr int kPTiles = int((kRows + cfg::kBN - 1) / cfg::kBN);
 constexpr int kTileCount = kPTiles * cfg::kKGroups * kMTiles;
 constexpr int kConsumers = cfg::kBM / 64 * 128;
-// The consumer warpgroups first (warpgroups start at warp indices divisible by 4), then one
-// producer warp, of which one thread works.
-constexpr int kBlockThreads = kConsumers + 32;
+// kStoreWarpgroups (staged lines only; 0, 1 or one per consumer warpgroup): storing
+// warpgroup j stores the lines of consumer warpgroups j, j + kStoreWarpgroups, ... of tile t
+// while they multiply tile t + 1; consumer warpgroup wg hands its slice's staging over
+// through named barriers kFreeBar + wg (storer: read out) and kFullBar + wg (consumer:
+// staged).
+constexpr bool kStoring = cfg::kStoreWarpgroups > 0;
+constexpr int kStorers = cfg::kStoreWarpgroups * 128;
+constexpr int kFreeBar = 5, kFullBar = 9; // 1 .. 4: a warpgroup's own staging barrier
+// The consumer warpgroups first (warpgroups start at warp indices divisible by 4), then the
+// storing warpgroups, then the producer, of which one thread works: a warp, or with storers
+// a whole warpgroup, as setmaxnreg moves registers between warpgroups (producer
+// kProducerRegs, storers kStorerRegs, consumers kConsumerRegs a thread).
+constexpr int kBlockThreads = kConsumers + kStorers + (kStoring ? 128 : 32);
 // With kRegisterA the consumers hold their weights in registers for the whole tile loop
 // (small groups: a warpgroup's k8 steps of every tap, at most 32 registers), so a stage is
 // only B's box.
 constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBN) * 32 * 4;
 // The staged epilogue (kStagedLines): each warpgroup writes its 64 x kBN accumulators to
-// shared memory, then its warps store whole output lines: the kSW product rows of one
+// shared memory, then its warps (or its storing warpgroup's) store whole output lines: the kSW product rows of one
 // (channel, D phase, H phase) hold the W phases of one output row, interleaved there.
 constexpr int kStagePitch = cfg::kBN + 8; // floats; float2 writes of 16 lanes hit 32 banks
 constexpr unsigned kStagingOffset = cfg::kStages * kStageBytes + cfg::kStages * 16;
@@ -134,6 +145,16 @@ static_assert(!cfg::kRegisterA || (kGroupsPerK > 1 && kSliceSteps * kTaps <= 8),
 static_assert(!cfg::kStagedLines || (cfg::kPhased && 64 % cfg::kSW == 0 && cfg::kSW <= 32),
               "staged lines: a warpgroup's rows hold whole lines, a lane one W phase");
 static_assert(!cfg::kStagedLines || kOutVol < (1ll << 31), "staged lines: 32-bit positions");
+static_assert(!kStoring || (cfg::kStagedLines && kConsumers % kStorers == 0 &&
+                            kBlockThreads <= 1024),
+              "storing warpgroups store lines, as many consumer warpgroups each, in 1024 threads");
+// setmaxnreg moves registers within the block's, which launch with the launch bounds' share:
+// targets beyond that would leave setmaxnreg.inc waiting for ever.
+static_assert(!kStoring ||
+                  128 * cfg::kProducerRegs + kStorers * cfg::kStorerRegs +
+                          kConsumers * cfg::kConsumerRegs <=
+                      kBlockThreads * (65536 / kBlockThreads / 8 * 8),
+              "setmaxnreg targets within the block's registers");
 static_assert(cfg::kPhased || (cfg::kPitchD >= cfg::kOutD && cfg::kPitchH >= cfg::kOutH &&
                                cfg::kPitchW >= cfg::kOutW),
               "every output position is a grid row");
@@ -335,25 +356,28 @@ __device__ __forceinline__ void storeTile(float (&acc)[NI][4], const Tile &tl, i
   }
 }
 
-/// The staged epilogue of tile tl (kStagedLines), per warpgroup: its 64 rows of accumulators
-/// through `st` (64 x kStagePitch floats of its own), then each warp stores whole lines, 32
-/// consecutive outputs of a row per store, where fragment stores would write every kSW-th
-/// output of 8 rows (S4's phase walk: 12 of each 32-byte sector written, ncu).
+/// The staged epilogue (kStagedLines), first half: consumer thread tid's accumulators into
+/// its warpgroup's 64 rows of staging at `st` (64 x kStagePitch floats).
 template <int NI>
-__device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, int tid,
-                                           const sinter::Buffers &b, float *st) {
-  namespace sm90 = sinter::sm90;
-  (void)cfg::kEpilogueReadsTensors; // only storeTile's pair stores depend on it
-  const int wg = tid / 128, lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
-  // Named barrier 1 + wg over the warpgroup: the previous tile's lines are read out.
-  sm90::namedBarrier(1 + wg, 128);
+__device__ __forceinline__ void stageAccumulators(float (&acc)[NI][4], int tid, float *st) {
+  const int lane = tid & 31, warp = (tid >> 5) & 3, g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int i = 0; i < NI; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
       *reinterpret_cast<float2 *>(&st[(16 * warp + g + 8 * h) * kStagePitch + 8 * i + 2 * t]) =
           make_float2(acc[i][2 * h], acc[i][2 * h + 1]);
-  sm90::namedBarrier(1 + wg, 128);
+}
+
+/// The staged epilogue, second half: warp `warp` (0 .. 3) of a storing warpgroup stores whole
+/// output lines of tile tl's staged warpgroup slices wg0 .. wg1 - 1 (slice wg at
+/// stBase + wg * 64 * kStagePitch), 32 consecutive outputs of a row per store, where fragment
+/// stores would write every kSW-th output of 8 rows (S4's phase walk: 12 of each 32-byte
+/// sector written, ncu).
+__device__ __forceinline__ void storeStagedLines(const Tile &tl, int wg0, int wg1, int warp,
+                                                 int lane, const sinter::Buffers &b,
+                                                 const float *stBase) {
+  (void)cfg::kEpilogueReadsTensors; // only storeTile's pair stores depend on it
   const float *bias = sinter::slot<const float>(b, 2);
   float *y = sinter::slot<float>(b, 3);
   double *stats = sinter::slot<double>(b, 4);
@@ -396,65 +420,100 @@ __device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, 
       }
     }
   }
-  for (int line = warp; line < 64 / cfg::kSW; line += 4) {
-    const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
-    if (!kWholeM && vr >= cfg::kRowsK)
-      break; // rows past the k group's are the slice's last
-    const int inGroup = vr % kRowsG, phi = inGroup % kPhases, dh = phi / cfg::kSW;
-    const int c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
-    const float bv = cfg::kHasBias ? bias[c] : 0.f;
-    const int phD = dh / cfg::kSH + cfg::kBaseD, phH = dh % cfg::kSH + cfg::kBaseH;
-    const int lineSp = (phD * cfg::kOutH + phH) * cfg::kOutW;
-    const Off lineOff = Off(c) * Off(kOutVol) + Off(lineSp);
-    const float *src = st + (r0 + pwPhase) * kStagePitch + lane / cfg::kSW;
-    float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
+  for (int wg = wg0; wg < wg1; ++wg) {
+    const float *st = stBase + wg * 64 * kStagePitch;
+    for (int line = warp; line < 64 / cfg::kSW; line += 4) {
+      const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
+      if (!kWholeM && vr >= cfg::kRowsK)
+        break; // rows past the k group's are the slice's last
+      const int inGroup = vr % kRowsG, phi = inGroup % kPhases, dh = phi / cfg::kSW;
+      const int c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
+      const float bv = cfg::kHasBias ? bias[c] : 0.f;
+      const int phD = dh / cfg::kSH + cfg::kBaseD, phH = dh % cfg::kSH + cfg::kBaseH;
+      const int lineSp = (phD * cfg::kOutH + phH) * cfg::kOutW;
+      const Off lineOff = Off(c) * Off(kOutVol) + Off(lineSp);
+      const float *src = st + (r0 + pwPhase) * kStagePitch + lane / cfg::kSW;
+      float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
 #pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      bool ok;
-      if constexpr (kMasks)
-        ok = (colMask[k] >> dh) & 1u;
-      else
-        ok = colOk[k] && unsigned(colSD[k] + phD) < unsigned(cfg::kOutD) &&
-             unsigned(colSH[k] + phH) < unsigned(cfg::kOutH);
-      if (!ok)
-        continue;
-      const int n = colN[k];
-      float v = src[32 / cfg::kSW * k];
-      if constexpr (cfg::kHasBias)
-        v += bv; // no add of zero without a bias: -0.f + 0.f is not -0.f
-      v = Epilogue{}(v, n, c, colSp[k] + lineSp, b);
-      if constexpr (cfg::kStoreOutput)
-        y[colOff[k] + lineOff] = v;
+      for (int k = 0; k < kPerLane; ++k) {
+        bool ok;
+        if constexpr (kMasks)
+          ok = (colMask[k] >> dh) & 1u;
+        else
+          ok = colOk[k] && unsigned(colSD[k] + phD) < unsigned(cfg::kOutD) &&
+               unsigned(colSH[k] + phH) < unsigned(cfg::kOutH);
+        if (!ok)
+          continue;
+        const int n = colN[k];
+        float v = src[32 / cfg::kSW * k];
+        if constexpr (cfg::kHasBias)
+          v += bv; // no add of zero without a bias: -0.f + 0.f is not -0.f
+        v = Epilogue{}(v, n, c, colSp[k] + lineSp, b);
+        if constexpr (cfg::kStoreOutput)
+          y[colOff[k] + lineOff] = v;
+        if constexpr (cfg::kAccumulateStats) {
+          if (n == n0) {
+            sum0 += v;
+            sq0 += v * v;
+          } else if (n == n0 + 1) {
+            sum1 += v;
+            sq1 += v * v;
+          } else {
+            atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 0], (double)v);
+            atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 1], (double)v * v);
+          }
+        }
+      }
       if constexpr (cfg::kAccumulateStats) {
-        if (n == n0) {
-          sum0 += v;
-          sq0 += v * v;
-        } else if (n == n0 + 1) {
-          sum1 += v;
-          sq1 += v * v;
-        } else {
-          atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 0], (double)v);
-          atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 1], (double)v * v);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+          sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
+          sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
+          sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
+          sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
+        }
+        if (lane == 0) {
+          const i64 at = ((i64)n0 * cfg::kCout + c) * 2;
+          atomicAdd(&stats[at], (double)sum0);
+          atomicAdd(&stats[at + 1], (double)sq0);
+          if (n0 + 1 < cfg::kN && (sum1 != 0.f || sq1 != 0.f)) {
+            atomicAdd(&stats[at + 2 * cfg::kCout], (double)sum1);
+            atomicAdd(&stats[at + 2 * cfg::kCout + 1], (double)sq1);
+          }
         }
       }
     }
-    if constexpr (cfg::kAccumulateStats) {
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) {
-        sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
-        sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
-        sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
-        sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
-      }
-      if (lane == 0) {
-        const i64 at = ((i64)n0 * cfg::kCout + c) * 2;
-        atomicAdd(&stats[at], (double)sum0);
-        atomicAdd(&stats[at + 1], (double)sq0);
-        if (n0 + 1 < cfg::kN && (sum1 != 0.f || sq1 != 0.f)) {
-          atomicAdd(&stats[at + 2 * cfg::kCout], (double)sum1);
-          atomicAdd(&stats[at + 2 * cfg::kCout + 1], (double)sq1);
-        }
-      }
+  }
+}
+
+/// The staged epilogue of tile tl on the consumers (no storing warpgroup): each warpgroup
+/// stages its rows, then stores its own lines.
+template <int NI>
+__device__ __forceinline__ void storeLines(float (&acc)[NI][4], const Tile &tl, int tid,
+                                           const sinter::Buffers &b, float *staging) {
+  namespace sm90 = sinter::sm90;
+  const int wg = tid / 128;
+  // Named barrier 1 + wg over the warpgroup: the previous tile's lines are read out.
+  sm90::namedBarrier(1 + wg, 128);
+  stageAccumulators(acc, tid, staging + wg * 64 * kStagePitch);
+  sm90::namedBarrier(1 + wg, 128);
+  storeStagedLines(tl, wg, wg + 1, (tid >> 5) & 3, tid & 31, b, staging);
+}
+
+/// Storing thread sid (0 .. kStorers - 1): the lines of its consumer warpgroups' slices of
+/// every tile of this block, each once its consumer warpgroup has staged it, while that
+/// multiplies the next.
+__device__ __forceinline__ void storeAll(int sid, const sinter::Buffers &b, const float *staging) {
+  namespace sm90 = sinter::sm90;
+  for (int wg = sid / 128; wg < kConsumers / 128; wg += cfg::kStoreWarpgroups)
+    sm90::namedBarrierArrive(kFreeBar + wg, 256);
+  for (int t = blockIdx.x; t < kTileCount; t += gridDim.x) {
+    const Tile tl = tileAt(t);
+    for (int wg = sid / 128; wg < kConsumers / 128; wg += cfg::kStoreWarpgroups) {
+      sm90::namedBarrier(kFullBar + wg, 256);
+      storeStagedLines(tl, wg, wg + 1, (sid >> 5) & 3, sid & 31, b, staging);
+      if (t + int(gridDim.x) < kTileCount)
+        sm90::namedBarrierArrive(kFreeBar + wg, 256);
     }
   }
 }
@@ -534,8 +593,12 @@ __device__ __forceinline__ void consume(unsigned smem0, unsigned fullBar, unsign
     }
     sm90::wgmmaWait<0>();
     sm90::mbarArrive(emptyBar + ((it - 1) % cfg::kStages) * 8);
-    if constexpr (cfg::kStagedLines)
-      storeLines(acc, tileAt(t), tid, b, staging + wg * 64 * kStagePitch);
+    if constexpr (kStoring) {
+      sm90::namedBarrier(kFreeBar + wg, 256); // the last tile's lines are out
+      stageAccumulators(acc, tid, staging + wg * 64 * kStagePitch);
+      sm90::namedBarrierArrive(kFullBar + wg, 256);
+    } else if constexpr (cfg::kStagedLines)
+      storeLines(acc, tileAt(t), tid, b, staging);
     else
       storeTile(acc, tileAt(t), tid, b);
   }
@@ -559,12 +622,22 @@ extern "C" __global__ void __launch_bounds__(conv_shift::kBlockThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    if (threadIdx.x == kConsumers)
+  float *staging =
+      reinterpret_cast<float *>(reinterpret_cast<char *>(sm90::alignedBase(smem)) + kStagingOffset);
+  if (threadIdx.x >= kConsumers + kStorers) {
+    if constexpr (kStoring)
+      sm90::setMaxRegisters<cfg::kProducerRegs, false>();
+    if (threadIdx.x == kConsumers + kStorers)
       produce(tm, smem0, fullBar, emptyBar);
     return;
   }
-  float *staging =
-      reinterpret_cast<float *>(reinterpret_cast<char *>(sm90::alignedBase(smem)) + kStagingOffset);
+  if constexpr (kStoring) {
+    if (threadIdx.x >= kConsumers) {
+      sm90::setMaxRegisters<cfg::kStorerRegs, false>();
+      storeAll(threadIdx.x - kConsumers, b, staging);
+      return;
+    }
+    sm90::setMaxRegisters<cfg::kConsumerRegs, true>();
+  }
   consume(smem0, fullBar, emptyBar, threadIdx.x, b, staging);
 }

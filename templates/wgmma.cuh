@@ -132,6 +132,23 @@ __device__ __forceinline__ void namedBarrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// Arrives at named barrier `id` without waiting: the other side of a producer-consumer
+/// hand-off whose waiting side calls namedBarrier with the same count.
+__device__ __forceinline__ void namedBarrierArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// setmaxnreg: the calling warpgroup's registers a thread become N, given back to the block's
+/// pool (INC false) or taken from it (INC true, waiting until the pool has them). Every warp
+/// of the warpgroup calls it; the kernel is compiled for its launch bounds' share.
+template <int N, bool INC> __device__ __forceinline__ void setMaxRegisters() {
+  static_assert(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg: 24 .. 256, a multiple of 8");
+  if constexpr (INC)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+  else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 /// Keeps the definitions of registers a wgmma reads (A fragments) before the next
 /// wgmmaFence: the compiler may otherwise sink them past it, and ptxas then serialises the
 /// wgmmas (C7513, "non wgmma instructions defining input registers").

@@ -135,6 +135,58 @@ KernelSource emitShiftRows(const ConvSpec &s, const ShiftGrid &g, const ShiftRow
 
 } // namespace
 
+int64_t blockThreads(const ConvShiftTile &t, int storers) {
+  // With storing warpgroups the producer is a whole warpgroup (setmaxnreg works on those).
+  return t.bm / 64 * 128 + storers * 128 + (storers ? 128 : 32);
+}
+
+int64_t consumerRegisters(const ConvSpec &s, const ConvShiftTile &t) {
+  const ShiftGrid g = shiftGrid(s);
+  return t.bn / 2 +
+         (shiftMode(s).registerA ? 4 * sliceSteps(s, shiftRows(s, g)) * volume(g.taps) : 0);
+}
+
+ShiftRegisters shiftRegisters(const ConvSpec &s, const ConvShiftTile &t, int storers) {
+  ShiftRegisters r;
+  if (!storers) {
+    // ptxas's share for the launch bounds, in 128-thread granules.
+    const int64_t threads = roundUp(blockThreads(t, 0), 128);
+    r.consumer = std::min<int64_t>(255, 65536 / threads / 8 * 8);
+    return r;
+  }
+  // setmaxnreg only moves registers within what the block was launched with: the launch
+  // bounds' share a thread (in 8-register units) times the block. A storer holds about four
+  // words per element of a line it stores (storeStagedLines' per-column offsets and phase
+  // masks) beside ~56 for the rest; the producer's one working thread needs few; the
+  // consumers get what is left (setmaxnreg's ceiling is 256). A block whose targets overdraw
+  // its registers would wait in setmaxnreg.inc for ever.
+  const int64_t threads = blockThreads(t, storers), consumers = t.bm / 64 * 128;
+  const int64_t launched = threads * std::min<int64_t>(255, 65536 / threads / 8 * 8);
+  const int64_t perLane = shiftGrid(s).phases[2] * t.bn / 32;
+  r.producer = 40;
+  r.storer = roundUp(56 + 4 * perLane, 8);
+  r.consumer = std::min<int64_t>(240, (launched - 128 * r.producer - 128 * storers * r.storer) /
+                                          consumers / 8 * 8);
+  return r;
+}
+
+bool registersFit(const ConvSpec &s, const ConvShiftTile &t, int storers) {
+  // A consumer's accumulators and weight fragments beside the ~32 registers the rest takes
+  // (ptxas serialised the wgmmas of 128 x 256 and 256 x 128 tiles with weights in registers
+  // when they did not fit: C7512).
+  return consumerRegisters(s, t) <= shiftRegisters(s, t, storers).consumer - 32;
+}
+
+int storeWarpgroups(const ConvSpec &s, const ConvShiftTile &t) {
+  // Plain stores (no epilogue math, no statistics) are bound by memory: one storing
+  // warpgroup, writing each block's slices one after the other, beat one per consumer (S4,
+  // H200: 0.496 ms against 0.578, and 0.53 without storers). With epilogue work the lines
+  // are bound by the storers' issue: one per consumer (8 phase-walk corpus graphs with
+  // activations, norms' statistics or pools: 1.26x over one storer, 1.01x over none).
+  const int n = s.epilogue.isIdentity() && !s.accumulateStats ? 1 : t.bm / 64;
+  return shiftMode(s).stagedLines && blockThreads(t, n) <= 1024 && registersFit(s, t, n) ? n : 0;
+}
+
 ShiftMode shiftMode(const ConvSpec &s) {
   const ShiftGrid g = shiftGrid(s);
   const ShiftRows r = shiftRows(s, g);
@@ -326,18 +378,11 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
                      ": conv_shift's small groups need tiles of whole k groups' "
                      "rows (" +
                      std::to_string(r.rowsK) + " rows, tile of " + std::to_string(tile.bm) + ")");
-  if (mode.registerA) {
-    // Accumulators and weight fragments beside the ~32 registers the rest takes, in what a
-    // thread of a block of bm / 64 warpgroups and a producer warp gets (ptxas serialised the
-    // wgmmas of 128 x 256 and 256 x 128 tiles: C7512).
-    const int64_t threads = roundUp(tile.bm / 64 * 128 + 32, 128);
-    const int64_t regs = std::min<int64_t>(255, 65536 / threads / 8 * 8);
-    const int64_t need = tile.bn / 2 + 4 * sliceSteps(s, r) * volume(g.taps);
-    if (need > regs - 32)
-      return makeError(s.kernelName + ": conv_shift's " + std::to_string(need) +
-                       " accumulator and weight registers do not fit a " + std::to_string(tile.bm) +
-                       "-row tile's threads");
-  }
+  if (mode.registerA && !registersFit(s, tile, 0))
+    return makeError(s.kernelName + ": conv_shift's " + std::to_string(consumerRegisters(s, tile)) +
+                     " accumulator and weight registers do not fit a " + std::to_string(tile.bm) +
+                     "-row tile's threads");
+  const int storers = storeWarpgroups(s, tile);
   if (tileCount(s, g, tile) > std::numeric_limits<int>::max())
     return makeError(s.kernelName + ": too many conv_shift tiles for 32-bit tile indices");
   const int64_t cinG = s.Cin / s.groups;
@@ -372,6 +417,12 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   w.constant("kRowsK", r.rowsK);
   w.constantBool("kRegisterA", mode.registerA);
   w.constantBool("kStagedLines", mode.stagedLines);
+  w.constant("kStoreWarpgroups", storers);
+  // setmaxnreg's targets; 0 (unused) without storers.
+  const ShiftRegisters regs = storers ? shiftRegisters(s, tile, storers) : ShiftRegisters{};
+  w.constant("kProducerRegs", regs.producer);
+  w.constant("kStorerRegs", regs.storer);
+  w.constant("kConsumerRegs", regs.consumer);
   w.constantBool("kHasBias", s.hasBias);
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
@@ -388,7 +439,7 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   k.source = w.finish();
   k.launch.grid = {unsigned(tileCount(s, g, tile)), 1, 1};
   k.launch.persistent = true;
-  k.launch.block = {unsigned(tile.bm / 64 * 128 + 32), 1, 1};
+  k.launch.block = {unsigned(blockThreads(tile, storers)), 1, 1};
   k.launch.sharedBytes = unsigned(sharedBytes(mode, tile));
   TensorMapSpec rows;
   rows.slot = kConvPackSlot;
@@ -413,8 +464,10 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
     k.tileConfig += ", weights in registers";
   if (mode.stagedLines)
     k.tileConfig += ", output lines staged";
-  k.tileConfig += ", wgmma, " + std::to_string(tile.bm / 64) + " warpgroups + a TMA warp, " +
-                  std::to_string(tile.stages) + " stages, tf32";
+  k.tileConfig += ", wgmma, " + std::to_string(tile.bm / 64) + " warpgroups + " +
+                  (storers ? std::to_string(storers) + " storing + a TMA warpgroup"
+                           : std::string("a TMA warp")) +
+                  ", " + std::to_string(tile.stages) + " stages, tf32";
   const int64_t outVol = volume(s.out);
   // Useful products: each output's taps (a phased transposed convolution: each input's taps,
   // whole, which counts the few that land in the padding too).

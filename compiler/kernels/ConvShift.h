@@ -78,6 +78,33 @@ struct ShiftMode {
 };
 ShiftMode shiftMode(const ConvSpec &s);
 
+/// Threads of a block of tile t: bm / 64 consumer warpgroups, then with `storers` as many
+/// storing warpgroups and a producer warpgroup, else a producer warp.
+int64_t blockThreads(const ConvShiftTile &t, int storers);
+
+/// Registers a consumer thread of tile t holds across its k loop: accumulators, and with
+/// registerA its weight fragments.
+int64_t consumerRegisters(const ConvSpec &s, const ConvShiftTile &t);
+
+/// Registers a thread of each role: without storing warpgroups every thread gets the launch
+/// bounds' share of the 64K register file (`consumer`); with them setmaxnreg splits the file
+/// between the producer warpgroup, the storers (by the length of the lines they store) and the
+/// consumers (the rest).
+struct ShiftRegisters {
+  int64_t producer = 0, storer = 0, consumer = 0;
+};
+ShiftRegisters shiftRegisters(const ConvSpec &s, const ConvShiftTile &t, int storers);
+
+/// Whether consumerRegisters leave ~32 for the rest of a consumer's share.
+bool registersFit(const ConvSpec &s, const ConvShiftTile &t, int storers);
+
+/// How many storing warpgroups tile t of `s` gets (0: none, each consumer stores its own lines
+/// after its k loop): with staged lines, one when the lines are plain stores (no epilogue
+/// math, no statistics), else one per consumer warpgroup, where the block stays within 1024
+/// threads and the consumers' registers fit their setmaxnreg share. A storer stores the
+/// lines of its consumers' slices of tile i while they multiply tile i + 1.
+int storeWarpgroups(const ConvSpec &s, const ConvShiftTile &t);
+
 /// The most stages of `t` that fit shared memory for `s` (at most 6; 16 with the weights in
 /// registers).
 int maxStages(const ConvSpec &s, const ConvShiftTile &t);

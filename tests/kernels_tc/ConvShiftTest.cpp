@@ -283,8 +283,8 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   EXPECT_EQ(s4Tile->stages, 9);
   EXPECT_TRUE(shiftMode(s4).registerA);
   EXPECT_TRUE(shiftMode(s4).stagedLines);
-  ConvSpec g8 = convSpec("g8", false, 2, 2, 32, 64, 4, {1, 14, 15}, {1, 3, 3}, {1, 1, 1},
-                         {0, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  ConvSpec g8 = convSpec("g8", false, 2, 2, 32, 64, 4, {1, 14, 15}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+                         {1, 1, 1}, MathMode::Tf32);
   g8.wgmma = true;
   EXPECT_TRUE(convShiftSupports(g8));
   EXPECT_EQ(why(g8), "groups of 8 input channels without a stride (conv_mma's; conv_shift's not "
@@ -306,6 +306,52 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   ASSERT_FALSE(bool(tooDeep));
   EXPECT_EQ(llvm::toString(tooDeep.takeError()),
             "s0: conv_shift's stages do not fit shared memory");
+}
+
+TEST(ConvShift, StagedLinesGetStoringWarpgroupsWithinTheRegisterFile) {
+  ConvSpec s4 = convSpec("s4", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  s4.wgmma = true;
+  const ConvShiftTile t128{128, 128, 9};
+  // Plain stores: one storing warpgroup for the two consumers, and a producer warpgroup.
+  EXPECT_EQ(storeWarpgroups(s4, t128), 1);
+  auto plain = emitConvShift(s4, t128);
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  const KernelSource &k = plain->back();
+  EXPECT_EQ(k.launch.block[0], 256u + 128 + 128);
+  EXPECT_NE(k.source.find("constexpr int kStoreWarpgroups = 1;"), std::string::npos);
+  EXPECT_NE(k.tileConfig.find("2 warpgroups + 1 storing + a TMA warpgroup"), std::string::npos)
+      << k.tileConfig;
+  // setmaxnreg's targets stay within the registers the block launches with (512 threads x 128),
+  // and the consumers keep room for 64 accumulators and 32 weight registers.
+  const ShiftRegisters one = shiftRegisters(s4, t128, 1);
+  EXPECT_LE(128 * one.producer + 128 * one.storer + 256 * one.consumer, 512 * 128);
+  EXPECT_EQ(consumerRegisters(s4, t128), 64 + 32);
+  EXPECT_LE(consumerRegisters(s4, t128) + 32, one.consumer);
+  // Epilogue work (statistics here): a storer per consumer warpgroup, 640 threads of 96
+  // registers at launch, 128 a consumer after setmaxnreg.
+  ConvSpec stats = s4;
+  stats.accumulateStats = true;
+  EXPECT_EQ(storeWarpgroups(stats, t128), 2);
+  const ShiftRegisters two = shiftRegisters(stats, t128, 2);
+  EXPECT_EQ(two.consumer, 128);
+  EXPECT_LE(128 * two.producer + 256 * two.storer + 256 * two.consumer, 640 * 96);
+  auto withStats = emitConvShift(stats, t128);
+  ASSERT_TRUE(bool(withStats)) << llvm::toString(withStats.takeError());
+  EXPECT_EQ(withStats->back().launch.block[0], 256u + 256 + 128);
+  // Four consumer warpgroups with four storers would pass 1024 threads: they store their own.
+  // One consumer warpgroup of 64 x 256 (128 accumulators, 32 weight registers) gets 240
+  // registers beside its storer (lines of 512 elements: 120 registers).
+  EXPECT_EQ(storeWarpgroups(stats, ConvShiftTile{256, 64, 9}), 0);
+  EXPECT_EQ(storeWarpgroups(s4, ConvShiftTile{64, 256, 9}), 1);
+  EXPECT_EQ(shiftRegisters(s4, ConvShiftTile{64, 256, 9}, 1).storer, 120);
+  EXPECT_EQ(shiftRegisters(s4, ConvShiftTile{64, 256, 9}, 1).consumer, 240);
+  auto own = emitConvShift(stats, ConvShiftTile{256, 64, 9});
+  ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
+  EXPECT_EQ(own->back().launch.block[0], 512u + 32);
+  EXPECT_NE(own->back().source.find("constexpr int kStoreWarpgroups = 0;"), std::string::npos);
+  // Without staged lines (the stride-1 walk) there is nothing to hand over.
+  EXPECT_EQ(storeWarpgroups(s0Spec(), ConvShiftTile{128, 256, 4}), 0);
 }
 
 TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
