@@ -273,10 +273,32 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   return k;
 }
 
+} // namespace
+
+KernelSource weightRowsKernel(const ConvSpec &s, std::string name, std::string templateName,
+                              std::string source, int64_t total, std::string tileConfig,
+                              const std::string &what) {
+  constexpr int64_t kMaxBlocks = 4096;
+  KernelSource k;
+  k.name = std::move(name);
+  k.templateName = std::move(templateName);
+  k.source = std::move(source);
+  k.launch.grid = {unsigned(std::clamp<int64_t>(
+                       (total + kWeightRowsThreads - 1) / kWeightRowsThreads, 1, kMaxBlocks)),
+                   1, 1};
+  k.launch.block = {unsigned(kWeightRowsThreads), 1, 1};
+  k.tileConfig = std::move(tileConfig);
+  k.flops = 0;
+  k.bytes = 4.0 * double(s.Cout * (s.Cin / s.groups) * volume(s.kernel) + total);
+  k.workspace.push_back({kConvPackSlot, 4 * total, WorkspaceNeed::Init::None, what});
+  return k;
+}
+
+namespace {
+
 /// conv_pack.cuh for the kernels `shapes` of `s`: their weight rows, kPad floats each.
 KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int64_t kPad,
                       int64_t ciChunk, bool roundTf32 = false) {
-  constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
   const std::string name = s.kernelName + "_pack";
   PrologueWriter w(name, "conv_pack.cuh");
   w.constant("kCin", s.Cin);
@@ -289,7 +311,7 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.constant("kKernels", int64_t(shapes.size()));
   w.constant("kKPad", kPad);
   w.constant("kChunk", ciChunk);
-  w.constant("kThreads", kThreads);
+  w.constant("kThreads", kWeightRowsThreads);
   w.constant("kOutSlot", kConvPackSlot);
   w.constantBool("kRound", roundTf32);
   std::vector<int64_t> taps, tap0, tapStep;
@@ -302,21 +324,11 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.deviceConstantArray("kPTaps", taps);
   w.deviceConstantArray("kPTap0", tap0);
   w.deviceConstantArray("kPTapStep", tapStep);
-  const int64_t total = int64_t(shapes.size()) * s.Cout * kPad;
-  KernelSource k;
-  k.name = name;
-  k.templateName = "conv_pack.cuh";
-  k.source = w.finish();
-  k.launch.grid = {unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks)),
-                   1, 1};
-  k.launch.block = {unsigned(kThreads), 1, 1};
-  k.tileConfig = std::to_string(shapes.size()) + " x " + std::to_string(s.Cout) + " rows of " +
-                 std::to_string(kPad) + " weights";
-  k.flops = 0;
-  k.bytes = 4.0 * double(s.Cout * (s.Cin / s.groups) * volume(s.kernel) + total);
-  k.workspace.push_back({kConvPackSlot, 4 * total, WorkspaceNeed::Init::None,
-                         "the weights as conv_igemm's k rows (conv_pack.cuh)"});
-  return k;
+  return weightRowsKernel(s, name, "conv_pack.cuh", w.finish(),
+                          int64_t(shapes.size()) * s.Cout * kPad,
+                          std::to_string(shapes.size()) + " x " + std::to_string(s.Cout) +
+                              " rows of " + std::to_string(kPad) + " weights",
+                          "the weights as conv_igemm's k rows (conv_pack.cuh)");
 }
 
 /// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.

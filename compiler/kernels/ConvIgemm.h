@@ -51,6 +51,16 @@ constexpr int kConvPackSlot = 6;
 KernelSource emitConvWeightRows(const ConvSpec &s, int64_t kPad, int64_t ciChunk,
                                 bool roundTf32);
 
+/// A kernel that writes `total` floats of weight rows into kConvPackSlot from `source`
+/// (a grid-stride loop of 256-thread blocks, at most 4096 of them): the launch, cost and
+/// workspace shared by conv_pack.cuh and conv_shift_rows.cuh. `what` names the rows in the
+/// workspace's description.
+KernelSource weightRowsKernel(const ConvSpec &s, std::string name, std::string templateName,
+                              std::string source, int64_t total, std::string tileConfig,
+                              const std::string &what);
+/// The block size weightRowsKernel launches (the templates' kThreads).
+constexpr int64_t kWeightRowsThreads = 256;
+
 /// The mean reduction depth of the kernels of emitConvIgemm(s): Cin/groups * kernel volume,
 /// shared among the output phases of a strided transposed convolution.
 int64_t convIgemmMeanReduction(const ConvSpec &s);

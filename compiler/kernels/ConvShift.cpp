@@ -95,7 +95,6 @@ KernelSource emitStage(const ConvSpec &s, const ShiftGrid &g) {
 /// conv_shift_rows.cuh: the product rows of the phase walk or of small groups.
 KernelSource emitShiftRows(const ConvSpec &s, const ShiftGrid &g, const ShiftRows &r,
                            int64_t kPad) {
-  constexpr int64_t kThreads = 256, kMaxBlocks = 4096;
   const std::string name = s.kernelName + "_rows";
   PrologueWriter w(name, "conv_shift_rows.cuh");
   w.constant("kCin", s.Cin);
@@ -114,23 +113,12 @@ KernelSource emitShiftRows(const ConvSpec &s, const ShiftGrid &g, const ShiftRow
   w.constant("kRowsK", r.rowsK);
   w.constant("kCinK", r.cinK);
   w.constant("kKPad", kPad);
-  w.constant("kThreads", kThreads);
+  w.constant("kThreads", kWeightRowsThreads);
   w.constant("kOutSlot", kConvPackSlot);
-  const int64_t total = r.kGroups * r.rowsK * kPad;
-  KernelSource k;
-  k.name = name;
-  k.templateName = "conv_shift_rows.cuh";
-  k.source = w.finish();
-  k.launch.grid = {unsigned(std::clamp<int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks)),
-                   1, 1};
-  k.launch.block = {unsigned(kThreads), 1, 1};
-  k.tileConfig = std::to_string(r.kGroups * r.rowsK) + " product rows of " + std::to_string(kPad) +
-                 " weights, TF32-rounded";
-  k.flops = 0;
-  k.bytes = 4.0 * double(s.Cout * (s.Cin / s.groups) * volume(s.kernel) + total);
-  k.workspace.push_back({kConvPackSlot, 4 * total, WorkspaceNeed::Init::None,
-                         "the weights as conv_shift's product rows (conv_shift_rows.cuh)"});
-  return k;
+  return weightRowsKernel(s, name, "conv_shift_rows.cuh", w.finish(), r.kGroups * r.rowsK * kPad,
+                          std::to_string(r.kGroups * r.rowsK) + " product rows of " +
+                              std::to_string(kPad) + " weights, TF32-rounded",
+                          "the weights as conv_shift's product rows (conv_shift_rows.cuh)");
 }
 
 } // namespace
