@@ -40,15 +40,27 @@
 // sums of squares reduced over the lanes of a column, then over the block in shared memory, and
 // added with one double atomic per (n, c, block).
 //
-// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue
-// (as conv_direct.cuh). The prologue defines, in namespace cfg, the constants used below
-// and `struct Epilogue` (compiler/kernels/Emit.h: anchor epilogue).
+// With SINTER_CONV_MMA_NORM defined the kernel also finishes a group norm whose groups lie
+// within the convolution's groups (the kernel at the end of this file): the epilogue's values
+// are stored to y and summed, and once all of a (n, group)'s tiles are in, blocks normalise
+// its planes in place while they are still in L2, so y crosses DRAM once.
+//
+// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by the
+// ticket counter, a done and a ready count per (n, group) (unsigned), and float2 {scale,
+// shift} per (n, c), all zeroed by the planner), 5 and 8..15 for the epilogue
+// (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
+// cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
+// epilogue); with the norm also norm_common.cuh's constants, kConvUnits, kLagExtra and
+// `struct Post` (the norm's chain, s = index within the plane).
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
 
 #include "common.cuh"
 #include "mma.cuh"
+#ifdef SINTER_CONV_MMA_NORM
+#include "norm_common.cuh"
+#endif
 
 namespace sinter {
 namespace conv_mma {
@@ -124,10 +136,47 @@ __host__ __device__ constexpr bool blockUsed(int s, int nt) {
 }
 } // namespace cfg
 
-extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b) {
+namespace sinter {
+namespace conv_mma {
+
+// With the norm finished in the kernel, y must stay in L2 until it is normalised: the input
+// boxes are read with L2 evict_first, y stored with evict_last and, normalised, with
+// evict_first again. (Without the hints S2's kernel moved y through DRAM twice, as the two
+// kernels do: 4.3 GB read and written; with them 2.2 GB read, 2.2 written.)
+#ifdef SINTER_CONV_MMA_NORM
+constexpr bool kL2Hints = true;
+#else
+constexpr bool kL2Hints = false;
+#endif
+__device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
+  unsigned long long p;
+  if (evictLast)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ void cpAsync16Hint(void *smem, const void *gmem, int bytes,
+                                              unsigned long long pol) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(
+                   mma::smemAddr(smem)),
+               "l"(gmem), "r"(bytes), "l"(pol)
+               : "memory");
+}
+__device__ __forceinline__ void storeHint(float *p, float v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void storeHint(float *p, float4 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+               : "memory");
+}
+
+/// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
+/// exist) of image n and group grp, with their epilogue, stores and statistics.
+__device__ __forceinline__ void convTiles(const Buffers &b, const int n, const int grp,
+                                          const int st0, const bool stageWeights = true) {
   using namespace cfg;
-  using sinter::i64;
   constexpr int kBD = WD::kBox, kBH = WH::kBox, kBW = WW::kBox;
   // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
   // length allows), aligned in the input: a tile's first input column is the constant
@@ -176,10 +225,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
-  const int n = blockIdx.z, grp = blockIdx.y;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane >> 2, t = lane & 3;
-  const int st0 = blockIdx.x * kTileLoop;
+  const unsigned long long polX = kL2Hints ? l2Policy(false) : 0;
+  const unsigned long long polY = kL2Hints ? l2Policy(true) : 0;
   const int tiles = min(kTileLoop, kTilesD * kTilesH * kTilesW - st0);
 
   // Grid origin of spatial tile st (the output origin, unless the walk is by phase).
@@ -223,7 +272,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         const Off off = (((Off)ci * kID + id) * kIH + ih) * kIW + iw;
         const float *src = xg + (ok ? off : 0); // (a piece outside the input reads nothing)
         float *dst = buf + ci * kCS + (bd * kBH + bh) * kRowStride + q * kPiece;
-        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
+        if constexpr (kL2Hints)
+          cpAsync16Hint(dst, src, ok ? 16 : 0, polX);
+        else
+          sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
         bh += kRowsPerPass;
         if constexpr (kRowsPerPass < kBH) {
           if (bh >= kBH)
@@ -243,7 +295,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       const bool ok = id >= 0 && id < kID && ih >= 0 && ih < kIH && iw >= 0 && iw < kIW;
       const float *src = ok ? xg + (((i64)ci * kID + id) * kIH + ih) * kIW + iw : x;
       float *dst = buf + ci * kCS + r % (kBD * kBH) * kRowStride + q * kPiece;
-      if constexpr (kPiece == 4)
+      if constexpr (kPiece == 4 && kL2Hints)
+        cpAsync16Hint(dst, src, ok ? 16 : 0, polX);
+      else if constexpr (kPiece == 4)
         sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
       else if constexpr (kPiece == 2)
         sinter::mma::cpAsync8(dst, src, ok);
@@ -260,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // kCoutG) of the group: the kernel tap that tap and phase meet, zero where none. (Read in
   // memory order and scattered, 8 loads in flight per thread, S1's kernel was 5-10% slower.)
   constexpr int kKernelTaps = kKD * kKH * kKW;
-  for (int e = threadIdx.x; e < kFragWords; e += kThreads) {
+  for (int e = threadIdx.x; stageWeights && e < kFragWords; e += kThreads) {
     const int h = e & 1, l = (e >> 1) & 31, nt = (e >> 6) % kNT, s = e / (64 * kNT);
     const int k = 8 * s + (l & 3) + 4 * h, col = 8 * nt + (l >> 2);
     float v = 0.f;
@@ -521,7 +575,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
           if constexpr (kStaged)
             sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
           else if constexpr (kStoreOutput)
-            y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
+          {
+            float *p = y + ((i64)n * kCout + co) * kOD * kOH * kOW + at;
+            if constexpr (kL2Hints)
+              storeHint(p, v, polY);
+            else
+              *p = v;
+          }
         }
         if constexpr (kAccStats) {
           const float m = ok ? v : 0.f;
@@ -560,7 +620,14 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
               if (l < kRunLen && ow >= 0 && ow < kOW)
 #pragma unroll 8
                 for (int c = 0; c < kCoutG; ++c)
-                  yrow[(i64)c * kOD * kOH * kOW + ow] = sStage[(fw * kCoutG + c) * kStageLd + j];
+                {
+                  float *p = yrow + (i64)c * kOD * kOH * kOW + ow;
+                  const float v = sStage[(fw * kCoutG + c) * kStageLd + j];
+                  if constexpr (kL2Hints)
+                    storeHint(p, v, polY);
+                  else
+                    *p = v;
+                }
             }
           }
           __syncwarp();
@@ -593,4 +660,175 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
       atomicAdd(stats + ((i64)n * kCout + grp * kCoutG) * 2 + e, (double)sRed[e]);
   }
+}
+
+#ifdef SINTER_CONV_MMA_NORM
+/// y[0 .. 3] (plane index s .. s + 3) = Post(v * ss.x + ss.y), streamed out.
+__device__ __forceinline__ void normalizeStore(float *y, float4 v, float2 ss, int n, int c, i64 s,
+                                               const Buffers &b) {
+  const cfg::Post post;
+  float4 o;
+  o.x = post(fmaf(v.x, ss.x, ss.y), n, c, s, b);
+  o.y = post(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b);
+  o.z = post(fmaf(v.z, ss.x, ss.y), n, c, s + 2, b);
+  o.w = post(fmaf(v.w, ss.x, ss.y), n, c, s + 3, b);
+  storeHint(y, o, l2Policy(false)); // (done with: evict first)
+}
+__device__ __forceinline__ void normalizeStore(float *y, float v, float2 ss, int n, int c, i64 s,
+                                               const Buffers &b) {
+  const cfg::Post post;
+  storeHint(y, post(fmaf(v, ss.x, ss.y), n, c, s, b), l2Policy(false));
+}
+
+/// Slice `slice` (of kConvUnits) of a conv group's (n, grp) block of y, normalised in place
+/// once every tile of (n, grp) is stored and counted (the caller has waited):
+/// y = Post(v * scale[c] + shift[c]). kNormLoads float4 loads per thread are in flight.
+__device__ __forceinline__ void normalizeSlice(const Buffers &b, const int n, const int grp,
+                                               const int slice, const float2 *published) {
+  using namespace cfg;
+  constexpr i64 kPlaneOut = (i64)kOD * kOH * kOW;
+  constexpr i64 kTaskElems = kCoutG * kPlaneOut;
+  // Whole float4s a slice where planes are (then every slice starts 16-byte aligned).
+  constexpr int kVec = kPlaneOut % 4 == 0 ? 4 : 1;
+  constexpr i64 kSlice = ((kTaskElems + kConvUnits - 1) / kConvUnits + kVec - 1) / kVec * kVec;
+  constexpr int kNormLoads = 4;
+  __shared__ float2 maps[kCoutG];
+  if (threadIdx.x < kCoutG) // (published by the task's last conv unit; read from L2)
+    maps[threadIdx.x] = __ldcg(published + threadIdx.x);
+  __syncthreads();
+  float *y = slot<float>(b, 3) + ((i64)n * kCout + grp * kCoutG) * kPlaneOut;
+  const i64 e0 = (i64)slice * kSlice;
+  const i64 e1 = e0 + kSlice < kTaskElems ? e0 + kSlice : kTaskElems;
+  using V = typename Select<kVec == 4, float4, float>::Type;
+  for (i64 first = e0 + kVec * threadIdx.x; first < e1;
+       first += i64(kVec) * kThreads * kNormLoads) {
+    V v[kNormLoads];
+#pragma unroll
+    for (int u = 0; u < kNormLoads; ++u) {
+      const i64 e = first + i64(kVec) * kThreads * u;
+      if (e < e1)
+        v[u] = __ldcg(reinterpret_cast<const V *>(y + e));
+    }
+#pragma unroll
+    for (int u = 0; u < kNormLoads; ++u) {
+      const i64 e = first + i64(kVec) * kThreads * u;
+      if (e >= e1)
+        break;
+      const int cg = int(e / kPlaneOut);
+      const i64 s = e % kPlaneOut;
+      const int c = grp * kCoutG + cg;
+      normalizeStore(y + e, v[u], maps[cg], n, c, s, b);
+    }
+  }
+  __syncthreads(); // (maps is rewritten by the block's next slice)
+}
+
+/// The task's per-channel {scale, shift}, from the statistics every conv unit added.
+__device__ __forceinline__ void publishMaps(const Buffers &b, const int n, const int grp,
+                                            float2 *out) {
+  using namespace cfg;
+  if (threadIdx.x < kCoutG) {
+    const int c = grp * kCoutG + threadIdx.x, ng = c / kCG;
+    const double *p = slot<const double>(b, 4) + ((i64)n * kC + (i64)ng * kCG) * 2;
+    double s = 0, q = 0;
+    for (int k = 0; k < kCG; ++k)
+      s += __ldcg(p + 2 * k), q += __ldcg(p + 2 * k + 1);
+    out[threadIdx.x] = norm::scaleShift(b, c, norm::finishMoments(s, q));
+  }
+}
+
+__device__ __forceinline__ unsigned addAcqRel(unsigned *p, unsigned v) {
+  unsigned old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+__device__ __forceinline__ unsigned loadAcquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void addRelease(unsigned *p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
+} // namespace conv_mma
+} // namespace sinter
+
+extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b) {
+  using namespace cfg;
+  using namespace sinter::conv_mma;
+#ifndef SINTER_CONV_MMA_NORM
+  convTiles(b, blockIdx.z, blockIdx.y, blockIdx.x * kTileLoop);
+#else
+  // The group norm finished in this kernel. Work comes as tickets from a counter: ticket
+  // stage * kConvUnits + r computes tiles r * kTileLoop .. of task stage and counts them in
+  // done[stage] (the unit that completes the count turns the task's sums into its channels'
+  // scale and shift, publishes them and sets ready[stage]), then normalises slice r of task
+  // stage - lag once that task is ready. A block takes a ticket only while it runs and waits
+  // only on units of earlier tickets, so the kernel cannot deadlock however many blocks are
+  // resident. The lag: about as many tasks as the resident blocks hold (SMs x kMinBlocks /
+  // kConvUnits) plus kLagExtra, so that the waits are rare while the tasks from stage - lag
+  // to the newest stay in L2; y is read back from L2 and reaches DRAM once, normalised.
+  unsigned *counters = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
+  constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
+  unsigned *done = counters + 1, *ready = done + kTasks;
+  float2 *published = reinterpret_cast<float2 *>(counters + (1 + 2 * kTasks + 1) / 2 * 2);
+  // Tasks group-major, so that a block's next unit is usually of the same group and keeps
+  // its staged weights.
+  auto taskN = [](int task) { return task % kN; };
+  auto taskGroup = [](int task) { return task / kN; };
+  unsigned sms;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+  const int lag = int((sms * kMinBlocks + kConvUnits - 1) / kConvUnits) + kLagExtra;
+  const int tickets = (kTasks + lag) * kConvUnits;
+  __shared__ int sTicket, sLast;
+  int next = threadIdx.x == 0 ? int(atomicAdd(counters, 1u)) : 0;
+  int staged = -1; // the group whose weights are in shared memory
+  for (;;) {
+    if (threadIdx.x == 0)
+      sTicket = next;
+    __syncthreads();
+    const int ticket = sTicket;
+    __syncthreads();
+    if (ticket >= tickets)
+      break;
+    if (threadIdx.x == 0)
+      next = int(atomicAdd(counters, 1u)); // (taken now, waited on at the next unit)
+    const int stage = ticket / kConvUnits, r = ticket % kConvUnits;
+    if (stage < kTasks) {
+      const int grp = taskGroup(stage);
+      convTiles(b, taskN(stage), grp, r * kTileLoop, grp != staged);
+      staged = grp;
+      // Every thread's stores and statistics before the count; the last unit of the task
+      // turns its statistics into the maps and publishes them.
+      __threadfence();
+      __syncthreads();
+      if (threadIdx.x == 0)
+        sLast = addAcqRel(done + stage, 1u) == unsigned(kConvUnits - 1);
+      __syncthreads();
+      if (sLast) {
+        publishMaps(b, taskN(stage), grp, published + (long long)stage * kCoutG);
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0)
+          addRelease(ready + stage, 1u);
+      }
+    }
+    const int task = stage - lag;
+    if (task >= 0 && task < kTasks) {
+      if (threadIdx.x == 0)
+        while (loadAcquire(ready + task) == 0)
+          __nanosleep(64);
+      __syncthreads();
+      normalizeSlice(b, taskN(task), taskGroup(task), r, published + (long long)task * kCoutG);
+    }
+  }
+#endif
 }

@@ -14,6 +14,7 @@
 
 #include "compiler/kernels/ConvDirect.h"
 #include "ir/Error.h"
+#include "ir/Ops.h"
 
 #include <algorithm>
 #include <array>
@@ -30,6 +31,19 @@ constexpr int64_t kSmemLimit = 48 * 1024; // per block, so that four blocks shar
 constexpr int64_t kThreadValues = 64;
 constexpr int64_t kWeightRegs = 48; // weight fragment words kept in registers
 constexpr int kThreadsPerSm = 512;  // the register cap: 128 per thread
+// A norm finished in the kernel (ConvSpec::normTail), as measured on S2 (H200, 2026-11-26,
+// docs/kernels-direct.md): units of 2 tiles (1 and 4 were slower: per-unit costs, and y
+// leaving L2), normalising kNormLag (n, group) tasks behind those the resident blocks hold,
+// 6 blocks of 128 threads an SM (the register cap 768 threads; 5 blocks were 1% slower, 4
+// slower still); the most blocks launched (those past the resident ones return at once); the
+// fewest spatial tiles per task (smaller tasks lost to the two kernels: the per-unit costs
+// are not amortised; corpus graphs of 27-64 tiles per task 0.71-0.89x) and the largest task.
+constexpr int kNormTileLoop = 2;
+constexpr int64_t kNormLag = 0;
+constexpr int kNormThreadsPerSm = 768;
+constexpr int64_t kNormMaxBlocks = 4096;
+constexpr int64_t kNormMinTiles = 256;
+constexpr int64_t kNormMaxTaskBytes = 4 << 20;
 
 /// The walk along spatial dim d (the template's Walk): grid positions, output phases and
 /// reduction taps. The grid is the output, except along a strided dim of a transposed
@@ -337,6 +351,32 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
   return true;
 }
 
+bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (normGroups < 1 || s.Cout % normGroups)
+    return no("the norm's groups do not divide the channels");
+  Geometry g = geometry(s);
+  if (g.coutG % (s.Cout / normGroups))
+    return no("a norm group spans several convolution groups");
+  if (4 * g.coutG * volume(s.out) > kNormMaxTaskBytes)
+    return no("a convolution group's output per sample exceeds " +
+              std::to_string(kNormMaxTaskBytes >> 20) + " MiB, too much to keep in L2");
+  ConvSpec stats = s;
+  stats.accumulateStats = true;
+  if (!convMmaSupports(stats, nullptr))
+    return no("conv_mma cannot run the convolution with statistics");
+  if (spatialTiles(s, chooseConvMmaTile(stats)) < kNormMinTiles)
+    return no("fewer than " + std::to_string(kNormMinTiles) +
+              " tiles per (n, group): the two kernels are faster");
+  if (s.normTail && (!s.storeOutput || !s.accumulateStats))
+    return no("the norm needs the output stored and its statistics");
+  return true;
+}
+
 double convMmaUsefulShare(const ConvSpec &s) {
   Geometry g = geometry(s);
   // Useful: one product per kernel tap and (input, output) channel pair, per grid position
@@ -367,6 +407,10 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
   while (best.tileLoop < 8 && blocks / (2 * best.tileLoop) >= 2048 &&
          2 * best.tileLoop <= spatialTiles(s, best))
     best.tileLoop *= 2;
+  // With the norm finished in the kernel a unit of work is kTileLoop tiles of one (n, group),
+  // and the (n, group)s in flight (resident blocks / units per group) must stay in L2.
+  if (s.normTail)
+    best.tileLoop = kNormTileLoop;
   best.doubleBuffer = smemBytes(s, best, 2) <= kSmemLimit;
   return best;
 }
@@ -382,6 +426,8 @@ llvm::Error checkMmaSpec(const ConvSpec &s) {
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
+  if (s.normTail && !convMmaFinishesNorm(s, s.normTail->groups, &why))
+    return makeError(s.kernelName + ": conv_mma cannot finish this norm: " + why);
   return llvm::Error::success();
 }
 
@@ -410,8 +456,22 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   PrologueWriter w(s.kernelName, "conv_mma.cuh");
   writeDirectConvShape(w, s);
   int threads = 32 * t.warps;
+  const int64_t convUnits = gridX, tasks = s.N * s.groups;
+  // The template's lag is at most (SMs x kMinBlocks) / kConvUnits + kLagExtra stages.
+  const int64_t tickets = (tasks + kNormMaxBlocks + kNormLag) * convUnits;
+  if (s.normTail) {
+    if (tickets > 0x7fffffff)
+      return makeError(s.kernelName + ": conv_mma with its norm has too many work units");
+    w.constant("kC", s.Cout);
+    w.constant("kL", volume(s.out));
+    w.constant("kGroups", s.normTail->groups);
+    w.constant("kCG", s.Cout / s.normTail->groups);
+    w.constantBool("kAffine", s.normTail->affine);
+    w.constant("kConvUnits", convUnits);
+    w.constant("kLagExtra", kNormLag);
+  }
   w.constant("kThreads", threads);
-  w.constant("kMinBlocks", std::max(1, kThreadsPerSm / threads));
+  w.constant("kMinBlocks", std::max(1, (s.normTail ? kNormThreadsPerSm : kThreadsPerSm) / threads));
   w.constant("kTD", t.td);
   w.constant("kTH", t.th);
   w.constant("kTW", t.tw);
@@ -425,13 +485,22 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   w.constantBool("kStageStores", t.stageStores);
   w.code("namespace cfg {");
   w.anchorEpilogue("Epilogue", s.epilogue);
+  if (s.normTail) {
+    // eps stays a double: the moments are finished in double (norm_common.cuh).
+    w.code("constexpr double kEps = " + formatDouble(s.normTail->eps) + ";");
+    w.anchorEpilogue("Post", s.normTail->post);
+  }
   w.code("} // namespace cfg");
+  if (s.normTail)
+    w.code("#define SINTER_CONV_MMA_NORM 1");
 
   KernelSource k;
   k.name = s.kernelName;
   k.templateName = "conv_mma.cuh";
   k.source = w.finish();
   k.launch.grid = {unsigned(gridX), unsigned(s.groups), unsigned(s.N)};
+  if (s.normTail) // (blocks beyond those resident find the tickets gone and return)
+    k.launch.grid = {unsigned(std::min<int64_t>(tasks * convUnits, kNormMaxBlocks)), 1, 1};
   k.launch.block = {unsigned(threads), 1, 1};
   k.launch.sharedBytes = unsigned(smem);
   k.tileConfig =
@@ -452,8 +521,21 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
            : "") +
       ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
            ? ", stores staged per warp and written by whole tile rows"
-           : "");
+           : "") +
+      (s.normTail ? "; group norm in place: units of " + std::to_string(t.tileLoop) +
+                        " tiles of one (n, group) taken as tickets, each also normalising 1/" +
+                        std::to_string(convUnits) + " of an earlier (n, group)"
+                  : "");
   setDirectConvCost(s, k);
+  if (s.normTail) {
+    // The counters after the statistics: the ticket, then a done count per (n, group).
+    WorkspaceNeed &stats = k.workspace.back();
+    // ticket, done and ready per task (unsigned), then {scale, shift} per task and channel.
+    stats.bytes += roundUp(4 * (1 + 2 * tasks), 8) + 8 * tasks * g.coutG;
+    stats.what += ", then the ticket counter and a done count per (n, group) (unsigned)";
+    k.flops += 2.0 * s.N * s.Cout * volume(s.out);
+    k.bytes += s.normTail->affine ? 8.0 * s.Cout : 0;
+  }
   return k;
 }
 

@@ -23,6 +23,11 @@ namespace sinter {
 /// whyNot is given, a one-line reason.
 bool convMmaSupports(const ConvSpec &s, std::string *whyNot);
 
+/// Whether conv_mma can finish a group norm of `normGroups` groups over s.Cout after the
+/// epilogue (ConvSpec::normTail): each norm group within one convolution group, and a
+/// convolution group's output per sample small enough to stay in L2 until it is normalised.
+bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot);
+
 /// The share of conv_mma's tensor-core products that are useful: the group's output
 /// channels over whole n8 tiles times the (tap, channel) pairs over whole k8 steps. The
 /// planner keeps FFMA below a threshold (a depthwise convolution uses 1/8 of each tile).
@@ -44,8 +49,11 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s);
 
 /// The conv_mma kernel for `s` (s.math must be Tf32), on `tile` when given. Launch: grid
 /// (ceil(spatial tiles / tileLoop), groups, N), block 32 * warps, dynamic shared memory as
-/// given. When s.accumulateStats, slot 4 must hold zeroed double[N * Cout * 2]. Fails,
-/// naming the kernel, when the spec is inconsistent or convMmaSupports(s) is false.
+/// given. When s.accumulateStats, slot 4 must hold zeroed double[N * Cout * 2]. With
+/// s.normTail the grid is one-dimensional (blocks take work from a counter) and slot 4 also
+/// holds the zeroed counters (the workspace need says how many bytes); y is the norm's
+/// output. Fails, naming the kernel, when the spec is inconsistent, convMmaSupports(s) is
+/// false or, with a norm tail, convMmaFinishesNorm is.
 llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s);
 llvm::Expected<KernelSource> emitConvMma(const ConvSpec &s, const ConvMmaTile &tile);
 

@@ -3,8 +3,9 @@
 // The planner (compiler/Plan.cpp) describes each anchor kernel it wants with one of these
 // structs; the emitters of compiler/kernels/ turn them into KernelSource values (CUDA text
 // with every shape baked in). Slots follow docs/kernel-abi.md: conv 0 x, 1 w, 2 bias, 3 y,
-// 4 stats, 5 scale/shift, 8..15 extra epilogue operands; gemm 0 A, 1 B, 2 bias, 3 C,
-// 4 row reduction, 6 gamma, 7 beta, 8..15 extra epilogue operands.
+// 4 stats, 5 scale/shift, 6 gamma and 7 beta of a norm tail, 8..15 extra epilogue operands;
+// gemm 0 A, 1 B, 2 bias, 3 C, 4 row reduction, 6 gamma, 7 beta, 8..15 extra epilogue
+// operands.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -14,9 +15,21 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace sinter {
+
+/// The group norm (instance norm: groups == Cout) that follows a convolution's epilogue, when
+/// the conv kernel applies it: y = post((v - mean) * rstd * gamma + beta), the moments over
+/// each (n, norm group), gamma in slot 6 and beta in slot 7 when affine.
+struct ConvNormTail {
+  int64_t groups = 1;
+  double eps = 1e-5;
+  bool affine = true;
+  /// The norm's chain, anchor-epilogue form with s = the index within the (n, c) plane.
+  FunctorBody post;
+};
 
 /// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
 /// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
@@ -42,6 +55,10 @@ struct ConvSpec {
   /// Accumulate, per (n, c), the sum and the sum of squares of the epilogue's output into
   /// slot 4: double[N * Cout * 2], zeroed by the planner before the launch.
   bool accumulateStats = false;
+  /// A group norm the kernel finishes itself (conv_mma only): y is normalised in place once
+  /// each (n, conv group) is complete. Needs storeOutput and accumulateStats; its groups must
+  /// lie within the convolution's. See ConvNormTail.
+  std::optional<ConvNormTail> normTail;
 };
 
 /// Elements of a D x H x W extent (ConvSpec's spatial arrays).
@@ -60,7 +77,7 @@ inline int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 struct GemmSpec {
   std::string kernelName;
   int64_t M = 1, N = 1, K = 1;
-  llvm::SmallVector<int64_t, 4> batchShape;              ///< empty: no batch
+  llvm::SmallVector<int64_t, 4> batchShape;                               ///< empty: no batch
   llvm::SmallVector<int64_t, 4> batchStrideA, batchStrideB, batchStrideC; ///< in elements
   bool bTransposed = true;
   bool hasBias = false;

@@ -279,6 +279,55 @@ TEST(ConvMma, EverySupportedCaseAndForcedTileCompilesForHopperAndAmpere) {
     }
 }
 
+// The group norm finished in conv_mma's kernel (ConvSpec::normTail): which shapes take it,
+// what the kernel is told, and that it compiles for both targets without spilling.
+TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
+  ConvSpec s = conv("s2_norm", true, 2, 128, 64, 64, 8, {1, 256, 256}, {1, 3, 3}, {1, 1, 1},
+                    {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true);
+  s.math = MathMode::Tf32;
+  s.epilogue.code = "return sinter::geluErf(v);"; // (the pipeline's gelu, as in S2)
+  std::string why;
+  EXPECT_TRUE(convMmaFinishesNorm(s, 8, &why)) << why;
+  EXPECT_TRUE(convMmaFinishesNorm(s, 16, &why)) << why; // 4-channel norm groups nest too
+  EXPECT_FALSE(convMmaFinishesNorm(s, 4, &why));
+  EXPECT_EQ(why, "a norm group spans several convolution groups");
+  EXPECT_FALSE(convMmaFinishesNorm(s, 3, &why));
+  EXPECT_EQ(why, "the norm's groups do not divide the channels");
+  ConvSpec big = s; // one group of 64 channels x 258^2 positions: 17 MB a sample
+  big.groups = 1, big.Cin = 8;
+  EXPECT_FALSE(convMmaFinishesNorm(big, 1, &why));
+  ConvSpec small = s; // 64 x 64 outputs: 27 tiles per (n, group)
+  small.in = {1, 62, 62};
+  small.out = {1, 64, 64};
+  EXPECT_FALSE(convMmaFinishesNorm(small, 8, &why));
+  EXPECT_EQ(why, "fewer than 256 tiles per (n, group): the two kernels are faster");
+
+  s.accumulateStats = true;
+  s.normTail = ConvNormTail{8, 1e-5, true, {}};
+  KernelSource k = emitOrFail(emitConvMma(s));
+  EXPECT_NE(k.source.find("#define SINTER_CONV_MMA_NORM 1"), std::string::npos);
+  EXPECT_EQ(constantOf(k, "kCG"), 8);
+  EXPECT_EQ(constantOf(k, "kL"), 258 * 258);
+  EXPECT_EQ(constantOf(k, "kTileLoop"), 2);
+  // 297 tiles of 1x8x32 per (n, group), two a unit.
+  EXPECT_EQ(constantOf(k, "kConvUnits"), 149);
+  EXPECT_EQ(k.launch.grid[1], 1u);
+  EXPECT_EQ(k.launch.grid[2], 1u);
+  // Slot 4: the statistics, ticket, done and ready counts, then {scale, shift} per channel.
+  ASSERT_EQ(k.workspace.size(), 1u);
+  const int64_t tasks = 128 * 8;
+  EXPECT_EQ(k.workspace[0].bytes, 16 * 128 * 64 + (4 * (1 + 2 * tasks) + 7) / 8 * 8 + 8 * 64 * 128);
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    NvrtcResult r = compile(k, arch);
+    EXPECT_TRUE(r.ok) << arch << ":\n" << r.log;
+    EXPECT_EQ(spillBytes(r.log), 0) << arch << ":\n" << r.log;
+  }
+  // The spec must ask for the statistics and the stores.
+  s.storeOutput = false;
+  EXPECT_EQ(errorOf(emitConvMma(s)), "s2_norm: conv_mma cannot finish this norm: the norm needs "
+                                     "the output stored and its statistics");
+}
+
 TEST(ConvMma, TilesCoverTheOutputAndLoopOnlyOnLargeGrids) {
   for (const ConvCase &c : convCases()) {
     ConvSpec s = c.spec;
