@@ -528,11 +528,12 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
                   : "");
   setDirectConvCost(s, k);
   if (s.normTail) {
-    // The counters after the statistics: the ticket, then a done count per (n, group).
+    // After the statistics: the ticket, a done and a ready count per (n, group) (unsigned),
+    // then {scale, shift} per (n, c).
     WorkspaceNeed &stats = k.workspace.back();
-    // ticket, done and ready per task (unsigned), then {scale, shift} per task and channel.
     stats.bytes += roundUp(4 * (1 + 2 * tasks), 8) + 8 * tasks * g.coutG;
-    stats.what += ", then the ticket counter and a done count per (n, group) (unsigned)";
+    stats.what += ", then the ticket counter, a done and a ready count per (n, group) "
+                  "(unsigned) and {scale, shift} per (n, c) (float2)";
     k.flops += 2.0 * s.N * s.Cout * volume(s.out);
     k.bytes += s.normTail->affine ? 8.0 * s.Cout : 0;
   }
