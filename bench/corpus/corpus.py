@@ -441,6 +441,18 @@ def _(g, s):
     g.ret(group_norm(g, "o", r, 8))
 
 
+@corpus("conv2d_grouped_gn_silu_large")
+def _(g, s):
+    # Large images in few-channel groups: 256 tiles of 8 x 32 per (sample, conv group), where
+    # conv_mma finishes the group norm in its own kernel (docs/kernels-direct.md).
+    n, hw = s(64, 2), s(256, 12)
+    g.doc = "Conv2d(32->32, k=3, pad=1, groups=4) on 256x256 -> GroupNorm(8) -> SiLU"
+    x = g.input("x", [n, 32, hw, hw])
+    y = conv(g, "y", x, 32, 3, padding=1, groups=4)
+    h = group_norm(g, "n", y, 8)
+    g.ret(g.op("o", "silu", h))
+
+
 @corpus("conv2d_gn_tanh_hswish_res_lse")
 def _(g, s):
     n, hw = s(128, 2), s(128, 20)
@@ -759,6 +771,18 @@ def _(g, s):
     y = conv_t(g, "y", x, 64, 3, dilation=2, groups=4)
     h = instance_norm(g, "n", y)
     g.ret(g.op("o", "relu", h))
+
+
+@corpus("convt2d_grouped_in_tanh_large")
+def _(g, s):
+    # 400 tiles of 8 x 32 per (sample, conv group) of 320x320 outputs: the norm is finished in
+    # conv_mma's kernel.
+    n, hw = s(32, 2), s(318, 10)
+    g.doc = "ConvTranspose2d(16->16, k=3, groups=2) on 318x318 -> InstanceNorm (affine) -> Tanh"
+    x = g.input("x", [n, 16, hw, hw])
+    y = conv_t(g, "y", x, 16, 3, groups=2)
+    h = instance_norm(g, "n", y)
+    g.ret(g.op("o", "tanh", h))
 
 
 # ---- conv_transpose 3-D

@@ -296,6 +296,10 @@ TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
   ConvSpec big = s; // one group of 64 channels x 258^2 positions: 17 MB a sample
   big.groups = 1, big.Cin = 8;
   EXPECT_FALSE(convMmaFinishesNorm(big, 1, &why));
+  ConvSpec few = s; // 16 samples x 8 groups
+  few.N = 16;
+  EXPECT_FALSE(convMmaFinishesNorm(few, 8, &why));
+  EXPECT_EQ(why, "fewer than 512 (n, group)s: the two kernels are as fast");
   ConvSpec small = s; // 64 x 64 outputs: 27 tiles per (n, group)
   small.in = {1, 62, 62};
   small.out = {1, 64, 64};
