@@ -50,7 +50,7 @@
 // shift} per (n, c), all zeroed by the planner), 5 and 8..15 for the epilogue
 // (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
 // cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
-// epilogue); with the norm also norm_common.cuh's constants, kConvUnits, kLagExtra and
+// epilogue); with the norm also norm_common.cuh's constants, kConvUnits and
 // `struct Post` (the norm's chain, s = index within the plane).
 //
 //===---------------------------------------------------------------------------------===//
@@ -148,29 +148,6 @@ constexpr bool kL2Hints = true;
 #else
 constexpr bool kL2Hints = false;
 #endif
-__device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
-  unsigned long long p;
-  if (evictLast)
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-  else
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-  return p;
-}
-__device__ __forceinline__ void cpAsync16Hint(void *smem, const void *gmem, int bytes,
-                                              unsigned long long pol) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(
-                   mma::smemAddr(smem)),
-               "l"(gmem), "r"(bytes), "l"(pol)
-               : "memory");
-}
-__device__ __forceinline__ void storeHint(float *p, float v, unsigned long long pol) {
-  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
-}
-__device__ __forceinline__ void storeHint(float *p, float4 v, unsigned long long pol) {
-  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.x),
-               "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
-               : "memory");
-}
 
 /// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
 /// exist) of image n and group grp, with their epilogue, stores and statistics.
@@ -227,8 +204,8 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane >> 2, t = lane & 3;
-  const unsigned long long polX = kL2Hints ? l2Policy(false) : 0;
-  const unsigned long long polY = kL2Hints ? l2Policy(true) : 0;
+  const unsigned long long polX = kL2Hints ? mma::l2Policy(false) : 0;
+  const unsigned long long polY = kL2Hints ? mma::l2Policy(true) : 0;
   const int tiles = min(kTileLoop, kTilesD * kTilesH * kTilesW - st0);
 
   // Grid origin of spatial tile st (the output origin, unless the walk is by phase).
@@ -273,7 +250,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
         const float *src = xg + (ok ? off : 0); // (a piece outside the input reads nothing)
         float *dst = buf + ci * kCS + (bd * kBH + bh) * kRowStride + q * kPiece;
         if constexpr (kL2Hints)
-          cpAsync16Hint(dst, src, ok ? 16 : 0, polX);
+          sinter::mma::cpAsync16(dst, src, ok ? 16 : 0, polX);
         else
           sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
         bh += kRowsPerPass;
@@ -296,7 +273,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
       const float *src = ok ? xg + (((i64)ci * kID + id) * kIH + ih) * kIW + iw : x;
       float *dst = buf + ci * kCS + r % (kBD * kBH) * kRowStride + q * kPiece;
       if constexpr (kPiece == 4 && kL2Hints)
-        cpAsync16Hint(dst, src, ok ? 16 : 0, polX);
+        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0, polX);
       else if constexpr (kPiece == 4)
         sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
       else if constexpr (kPiece == 2)
@@ -578,7 +555,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
           {
             float *p = y + ((i64)n * kCout + co) * kOD * kOH * kOW + at;
             if constexpr (kL2Hints)
-              storeHint(p, v, polY);
+              mma::storeL2(p, v, polY);
             else
               *p = v;
           }
@@ -624,7 +601,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
                   float *p = yrow + (i64)c * kOD * kOH * kOW + ow;
                   const float v = sStage[(fw * kCoutG + c) * kStageLd + j];
                   if constexpr (kL2Hints)
-                    storeHint(p, v, polY);
+                    mma::storeL2(p, v, polY);
                   else
                     *p = v;
                 }
@@ -663,21 +640,14 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
 }
 
 #ifdef SINTER_CONV_MMA_NORM
-/// y[0 .. 3] (plane index s .. s + 3) = Post(v * ss.x + ss.y), streamed out.
+/// y[0 .. 3] (plane index s .. s + 3), or y[0], = Post(v * ss.x + ss.y), stored under `pol`.
 __device__ __forceinline__ void normalizeStore(float *y, float4 v, float2 ss, int n, int c, i64 s,
-                                               const Buffers &b) {
-  const cfg::Post post;
-  float4 o;
-  o.x = post(fmaf(v.x, ss.x, ss.y), n, c, s, b);
-  o.y = post(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b);
-  o.z = post(fmaf(v.z, ss.x, ss.y), n, c, s + 2, b);
-  o.w = post(fmaf(v.w, ss.x, ss.y), n, c, s + 3, b);
-  storeHint(y, o, l2Policy(false)); // (done with: evict first)
+                                               const Buffers &b, unsigned long long pol) {
+  mma::storeL2(y, norm::normalize4(cfg::Post{}, v, ss, n, c, s, b), pol);
 }
 __device__ __forceinline__ void normalizeStore(float *y, float v, float2 ss, int n, int c, i64 s,
-                                               const Buffers &b) {
-  const cfg::Post post;
-  storeHint(y, post(fmaf(v, ss.x, ss.y), n, c, s, b), l2Policy(false));
+                                               const Buffers &b, unsigned long long pol) {
+  mma::storeL2(y, cfg::Post{}(fmaf(v, ss.x, ss.y), n, c, s, b), pol);
 }
 
 /// Slice `slice` (of kConvUnits) of a conv group's (n, grp) block of y, normalised in place
@@ -700,6 +670,7 @@ __device__ __forceinline__ void normalizeSlice(const Buffers &b, const int n, co
   const i64 e0 = (i64)slice * kSlice;
   const i64 e1 = e0 + kSlice < kTaskElems ? e0 + kSlice : kTaskElems;
   using V = typename Select<kVec == 4, float4, float>::Type;
+  const unsigned long long polOut = mma::l2Policy(false); // (normalised: evict first)
   for (i64 first = e0 + kVec * threadIdx.x; first < e1;
        first += i64(kVec) * kThreads * kNormLoads) {
     V v[kNormLoads];
@@ -717,7 +688,7 @@ __device__ __forceinline__ void normalizeSlice(const Buffers &b, const int n, co
       const int cg = int(e / kPlaneOut);
       const i64 s = e % kPlaneOut;
       const int c = grp * kCoutG + cg;
-      normalizeStore(y + e, v[u], maps[cg], n, c, s, b);
+      normalizeStore(y + e, v[u], maps[cg], n, c, s, b, polOut);
     }
   }
   __syncthreads(); // (maps is rewritten by the block's next slice)
@@ -728,12 +699,9 @@ __device__ __forceinline__ void publishMaps(const Buffers &b, const int n, const
                                             float2 *out) {
   using namespace cfg;
   if (threadIdx.x < kCoutG) {
-    const int c = grp * kCoutG + threadIdx.x, ng = c / kCG;
-    const double *p = slot<const double>(b, 4) + ((i64)n * kC + (i64)ng * kCG) * 2;
-    double s = 0, q = 0;
-    for (int k = 0; k < kCG; ++k)
-      s += __ldcg(p + 2 * k), q += __ldcg(p + 2 * k + 1);
-    out[threadIdx.x] = norm::scaleShift(b, c, norm::finishMoments(s, q));
+    const int c = grp * kCoutG + threadIdx.x;
+    out[threadIdx.x] =
+        norm::scaleShift(b, c, norm::groupMoments<true>(slot<const double>(b, 4), n, c / kCG));
   }
 }
 
@@ -773,9 +741,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // scale and shift, publishes them and sets ready[stage]), then normalises slice r of task
   // stage - lag once that task is ready. A block takes a ticket only while it runs and waits
   // only on units of earlier tickets, so the kernel cannot deadlock however many blocks are
-  // resident. The lag: about as many tasks as the resident blocks hold (SMs x kMinBlocks /
-  // kConvUnits) plus kLagExtra, so that the waits are rare while the tasks from stage - lag
-  // to the newest stay in L2; y is read back from L2 and reaches DRAM once, normalised.
+  // resident. The lag: as many tasks as the resident blocks hold (SMs x kMinBlocks /
+  // kConvUnits), so that the waits are rare while the tasks from stage - lag to the newest
+  // stay in L2; y is read back from L2 and reaches DRAM once, normalised.
   unsigned *counters = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
   constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
   unsigned *done = counters + 1, *ready = done + kTasks;
@@ -786,7 +754,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   auto taskGroup = [](int task) { return task / kN; };
   unsigned sms;
   asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
-  const int lag = int((sms * kMinBlocks + kConvUnits - 1) / kConvUnits) + kLagExtra;
+  const int lag = int((sms * kMinBlocks + kConvUnits - 1) / kConvUnits);
   const int tickets = (kTasks + lag) * kConvUnits;
   __shared__ int sTicket, sLast;
   int next = threadIdx.x == 0 ? int(atomicAdd(counters, 1u)) : 0;

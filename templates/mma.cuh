@@ -74,6 +74,36 @@ __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int byte
                "r"(bytes));
 }
 
+/// An L2 eviction policy for the cache-hinted copies and stores below: evict_last keeps the
+/// lines ahead of normal and evict_first ones, evict_first lets them go first.
+__device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
+  unsigned long long p;
+  if (evictLast)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
+/// cpAsync16 of `bytes` (the rest zero-filled) under L2 policy `pol`.
+__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes,
+                                          unsigned long long pol) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(
+                   smemAddr(smem)),
+               "l"(gmem), "r"(bytes), "l"(pol)
+               : "memory");
+}
+
+/// Global stores under L2 policy `pol`.
+__device__ __forceinline__ void storeL2(float *p, float v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void storeL2(float *p, float4 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
+               : "memory");
+}
+
 /// ldmatrix of four 8x8 b16 matrices, read as 8 rows of four 32-bit words each: lane l
 /// passes the address of row l % 8 of matrix l / 8 (16-byte aligned) and gets in r[j] word
 /// (lane % 4) of row (lane / 4) of matrix j, which is the m16n8k8 TF32 fragment layout.

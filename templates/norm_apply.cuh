@@ -48,12 +48,7 @@ __device__ __forceinline__ void applyPlanes(const Buffers &b) {
     const float2 ss = maps[t];
     if constexpr (kVec == 4) {
       const float4 v = __ldg(reinterpret_cast<const float4 *>(x + i));
-      float4 o;
-      o.x = post(fmaf(v.x, ss.x, ss.y), n, c, s, b);
-      o.y = post(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b);
-      o.z = post(fmaf(v.z, ss.x, ss.y), n, c, s + 2, b);
-      o.w = post(fmaf(v.w, ss.x, ss.y), n, c, s + 3, b);
-      *reinterpret_cast<float4 *>(y + i) = o;
+      *reinterpret_cast<float4 *>(y + i) = normalize4(post, v, ss, n, c, s, b);
     } else {
       y[i] = post(fmaf(__ldg(x + i), ss.x, ss.y), n, c, s, b);
     }
@@ -90,14 +85,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const i64 i = first + (i64)u * kThreads;
-      if (i < kVecs) {
-        float4 o;
-        o.x = post(fmaf(v[u].x, ss.x, ss.y), n, c, 4 * i, b);
-        o.y = post(fmaf(v[u].y, ss.x, ss.y), n, c, 4 * i + 1, b);
-        o.z = post(fmaf(v[u].z, ss.x, ss.y), n, c, 4 * i + 2, b);
-        o.w = post(fmaf(v[u].w, ss.x, ss.y), n, c, 4 * i + 3, b);
-        reinterpret_cast<float4 *>(y)[i] = o;
-      }
+      if (i < kVecs)
+        reinterpret_cast<float4 *>(y)[i] = sinter::norm::normalize4(post, v[u], ss, n, c, 4 * i, b);
     }
   } else {
     float v[kUnroll];

@@ -27,12 +27,19 @@ __device__ __forceinline__ Moments finishMoments(double s, double q) {
   return {mean, 1.0 / sqrt(var + cfg::kEps)};
 }
 
-/// Moments of (n, g), computed by one thread.
+/// Moments of (n, g), computed by one thread. kFromL2: read the sums from L2, as conv_mma's
+/// in-kernel norm must (other blocks of the same kernel have just added them, and a line of
+/// them may sit stale in this SM's L1 from a neighbouring (n, g)).
+template <bool kFromL2 = false>
 __device__ __forceinline__ Moments groupMoments(const double *stats, int n, int g) {
   double s = 0, q = 0;
   const double *p = stats + ((i64)n * cfg::kC + (i64)g * cfg::kCG) * 2;
-  for (int k = 0; k < cfg::kCG; ++k)
-    s += p[2 * k], q += p[2 * k + 1];
+  for (int k = 0; k < cfg::kCG; ++k) {
+    if constexpr (kFromL2)
+      s += __ldcg(p + 2 * k), q += __ldcg(p + 2 * k + 1);
+    else
+      s += p[2 * k], q += p[2 * k + 1];
+  }
   return finishMoments(s, q);
 }
 
@@ -62,6 +69,16 @@ __device__ __forceinline__ float2 scaleShift(const Buffers &b, int c, Moments m)
   affineParams(b, c, gamma, beta);
   const double scale = gamma * m.rstd;
   return make_float2(float(scale), float(beta - m.mean * scale));
+}
+
+/// post(v * ss.x + ss.y) for the four elements of v, at plane indices s .. s + 3.
+template <class Post>
+__device__ __forceinline__ float4 normalize4(const Post &post, float4 v, float2 ss, int n, int c,
+                                             i64 s, const Buffers &b) {
+  return make_float4(post(fmaf(v.x, ss.x, ss.y), n, c, s, b),
+                     post(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b),
+                     post(fmaf(v.z, ss.x, ss.y), n, c, s + 2, b),
+                     post(fmaf(v.w, ss.x, ss.y), n, c, s + 3, b));
 }
 
 } // namespace norm

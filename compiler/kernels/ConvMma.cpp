@@ -33,13 +33,13 @@ constexpr int64_t kWeightRegs = 48; // weight fragment words kept in registers
 constexpr int kThreadsPerSm = 512;  // the register cap: 128 per thread
 // A norm finished in the kernel (ConvSpec::normTail), as measured on S2 (H200, 2026-11-26,
 // docs/kernels-direct.md): units of 2 tiles (1 and 4 were slower: per-unit costs, and y
-// leaving L2), normalising kNormLag (n, group) tasks behind those the resident blocks hold,
-// 6 blocks of 128 threads an SM (the register cap 768 threads; 5 blocks were 1% slower, 4
-// slower still); the most blocks launched (those past the resident ones return at once); the
-// fewest spatial tiles per task (smaller tasks lost to the two kernels: the per-unit costs
-// are not amortised; corpus graphs of 27-64 tiles per task 0.71-0.89x) and the largest task.
+// leaving L2), normalising as many (n, group) tasks behind as the resident blocks hold (more
+// was no faster), 6 blocks of 128 threads an SM (the register cap 768 threads; 5 blocks were
+// 1% slower, 4 slower still); the most blocks launched (those past the resident ones return
+// at once); the fewest spatial tiles per task (smaller tasks lost to the two kernels: the
+// per-unit costs are not amortised; corpus graphs of 27-64 tiles per task 0.71-0.89x) and
+// the largest task.
 constexpr int kNormTileLoop = 2;
-constexpr int64_t kNormLag = 0;
 constexpr int kNormThreadsPerSm = 768;
 constexpr int64_t kNormMaxBlocks = 4096;
 constexpr int64_t kNormMinTiles = 256;
@@ -466,8 +466,8 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   writeDirectConvShape(w, s);
   int threads = 32 * t.warps;
   const int64_t convUnits = gridX, tasks = s.N * s.groups;
-  // The template's lag is at most (SMs x kMinBlocks) / kConvUnits + kLagExtra stages.
-  const int64_t tickets = (tasks + kNormMaxBlocks + kNormLag) * convUnits;
+  // The template's lag is at most (SMs x kMinBlocks) / kConvUnits stages.
+  const int64_t tickets = (tasks + kNormMaxBlocks) * convUnits;
   if (s.normTail) {
     if (tickets > 0x7fffffff)
       return makeError(s.kernelName + ": conv_mma with its norm has too many work units");
@@ -477,7 +477,6 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
     w.constant("kCG", s.Cout / s.normTail->groups);
     w.constantBool("kAffine", s.normTail->affine);
     w.constant("kConvUnits", convUnits);
-    w.constant("kLagExtra", kNormLag);
   }
   w.constant("kThreads", threads);
   // (The norm's 6 blocks were measured with 128 threads; other blocks keep the usual cap.)
