@@ -282,7 +282,7 @@ llvm::Error planConvNormInKernel(PlanBuilder &b, int gi, ConvSpec spec, const No
   auto kernel = emitConvDirect(spec);
   if (!kernel)
     return withContext(kernel.takeError(), b.where(gi));
-  // Slot 4: the statistics, then the kernel's counters and published maps (its need says
+  // Slot 4: the statistics, then the kernel's counters (its need says
   // how many bytes), zeroed before every run.
   int stats = b.workspace(g.values[norm.operands[0].value].name + ".stats",
                           kernel->workspace.front().bytes);

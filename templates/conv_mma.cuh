@@ -46,8 +46,7 @@
 // its planes in place while they are still in L2, so y crosses DRAM once.
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by the
-// ticket counter, a done and a ready count per (n, group) (unsigned), and float2 {scale,
-// shift} per (n, c), all zeroed by the planner), 5 and 8..15 for the epilogue
+// ticket counter and a done count per (n, group) (unsigned), all zeroed by the planner), 5 and 8..15 for the epilogue
 // (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
 // cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
 // epilogue); with the norm also norm_common.cuh's constants, kConvUnits and
@@ -145,6 +144,17 @@ namespace conv_mma {
 // kernels do: 4.3 GB read and written; with them 2.2 GB read, 2.2 written.)
 #ifdef SINTER_CONV_MMA_NORM
 constexpr bool kL2Hints = true;
+
+__device__ __forceinline__ unsigned loadAcquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void addRelease(unsigned *p, unsigned v) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 #else
 constexpr bool kL2Hints = false;
 #endif
@@ -152,7 +162,8 @@ constexpr bool kL2Hints = false;
 /// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
 /// exist) of image n and group grp, with their epilogue, stores and statistics.
 __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const int grp,
-                                          const int st0, const bool stageWeights = true) {
+                                          const int st0, const bool stageWeights = true,
+                                          unsigned *release = nullptr) {
   using namespace cfg;
   constexpr int kBD = WD::kBox, kBH = WH::kBox, kBW = WW::kBox;
   // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
@@ -199,6 +210,13 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   constexpr int kRun = kStaged && kMW % kMCols == 0 ? kMCols : 1;
   constexpr int kStageLd = 16 * kRun + 4, kStageCols = WW::kPhases * kCoutG;
   float *sStage = sRed + 2 * kCoutG + (threadIdx.x / 32) * (kStageCols * kStageLd);
+  // Where every column's phase is fixed per n8 tile, a lane's staged elements lie at
+  // compile-time offsets from its own place (column 2t, row g): one register, kept opaque,
+  // instead of the warp's, t's and g's terms recomputed for each store (S2: 5 integer
+  // instructions per element, sunk by the compiler into each store's condition).
+  constexpr bool kStageFixed = kPhases == 1 || kCoutG % 8 == 0;
+  const int stageLane = sinter::opaque(
+      int(sStage - smem) + (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4 : 0));
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
@@ -239,29 +257,48 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
       if (r0 >= kRowsPerPass)
         return; // the block's last few threads, short of a whole column
       const int iw = iw0 + q * kPiece;
-      const bool colOk = iw >= 0 && iw < kIW;
-      int bh = r0 % kBH, plane = r0 / kBH; // plane = ci * kBD + bd
+      const bool colOk = unsigned(iw) < unsigned(kIW);
+      // The thread's rows step by kRowsPerPass = (kDCi, kDBd, kDBh) in the radices (kBD, kBH),
+      // and so do its input row (id, ih) and its source and destination offsets, with a
+      // carry when ih or id leaves the box: no division or multiplication per piece (S2:
+      // 25 instructions a piece with the coordinates turned into offsets each time).
+      constexpr int kDBh = kRowsPerPass % kBH, kDBd = kRowsPerPass / kBH % kBD;
+      constexpr int kDCi = kRowsPerPass / (kBH * kBD);
+      constexpr Off kInH = kIW, kInD = (Off)kIH * kIW, kInC = (Off)kID * kIH * kIW;
+      int ih = ih0 + r0 % kBH, id = id0 + r0 / kBH % kBD;
+      const int ci0 = r0 / (kBH * kBD);
+      Off off = ci0 * kInC + (Off)id * kInD + (Off)ih * kInH + iw;
+      unsigned dst = sinter::mma::smemAddr(buf) +
+                     4u * unsigned(ci0 * kCS + r0 % (kBH * kBD) * kRowStride + q * kPiece);
+      // The whole box's depth is in the input or not when it is one deep.
+      const bool rowOk = colOk && (kBD > 1 || unsigned(id) < unsigned(kID));
+      // (Opaque: else the compiler rebuilds the group's base address for every piece.)
+      const float *base = reinterpret_cast<const float *>(
+          sinter::opaque(reinterpret_cast<unsigned long long>(xg)));
 #pragma unroll 2
       for (int r = r0; r < kRows; r += kRowsPerPass) {
-        const int bd = plane % kBD, ci = plane / kBD;
-        const int id = id0 + bd, ih = ih0 + bh;
-        const bool ok = colOk && id >= 0 && id < kID && ih >= 0 && ih < kIH;
-        const Off off = (((Off)ci * kID + id) * kIH + ih) * kIW + iw;
-        const float *src = xg + (ok ? off : 0); // (a piece outside the input reads nothing)
-        float *dst = buf + ci * kCS + (bd * kBH + bh) * kRowStride + q * kPiece;
+        const bool ok = rowOk && unsigned(ih) < unsigned(kIH) &&
+                        (kBD == 1 || unsigned(id) < unsigned(kID));
+        // (A piece outside the input reads nothing; its source stays the group's base.)
+        const float *src = base + (ok ? off : Off(0));
         if constexpr (kL2Hints)
           sinter::mma::cpAsync16(dst, src, ok ? 16 : 0, polX);
         else
           sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
-        bh += kRowsPerPass;
-        if constexpr (kRowsPerPass < kBH) {
-          if (bh >= kBH)
-            bh -= kBH, ++plane;
-        } else {
-          plane += bh / kBH, bh %= kBH;
+        ih += kDBh, id += kDBd;
+        off += kDCi * kInC + kDBd * kInD + kDBh * kInH;
+        dst += 4u * unsigned(kDCi * kCS + (kDBd * kBH + kDBh) * kRowStride);
+        if (ih >= ih0 + kBH) { // (a channel's box rows are consecutive: no carry in dst)
+          ih -= kBH, ++id, off += kInD - kBH * kInH;
+          if constexpr (kBD == 1)
+            id = id0, off += kInC - kInD, dst += 4u * unsigned(kCS - kBH * kRowStride);
         }
-        // (Opaque: otherwise the compiler rederives bh and plane from r by division.)
-        bh = sinter::opaque(bh), plane = sinter::opaque(plane);
+        if constexpr (kBD > 1) {
+          if (id >= id0 + kBD)
+            id -= kBD, off += kInC - kBD * kInD, dst += 4u * unsigned(kCS - kBD * kBH * kRowStride);
+        }
+        // (Opaque: otherwise the compiler rederives the coordinates from r by division.)
+        ih = sinter::opaque(ih), id = sinter::opaque(id);
       }
       return;
     }
@@ -285,6 +322,10 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   if (tiles > 0)
     loadBox(st0, smem);
   sinter::mma::cpAsyncCommit();
+#ifdef SINTER_CONV_MMA_NORM
+  if (release && threadIdx.x == 0) // (the block's previous unit's count: see the kernel)
+    addRelease(release, 1u);
+#endif
 
   // Weights in fragment order: word (s, nt, lane, h) is B[k = 8s + lane%4 + 4h][n = 8nt +
   // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for column (phase, co) = divmod(n,
@@ -550,7 +591,12 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
         const float v = epilogue(a, n, ok ? co : grp * kCoutG, ok ? at : 0, b);
         if (ok) {
           if constexpr (kStaged)
-            sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
+          {
+            if constexpr (kStageFixed) // (cg - 2t and row - g are constants here)
+              smem[stageLane + ((phase % WW::kPhases) * kCoutG + cg - 2 * t) * kStageLd + row - g] = v;
+            else
+              sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
+          }
           else if constexpr (kStoreOutput)
           {
             float *p = y + ((i64)n * kCout + co) * kOD * kOH * kOW + at;
@@ -652,77 +698,53 @@ __device__ __forceinline__ void normalizeStore(float *y, float v, float2 ss, int
 
 /// Slice `slice` (of kConvUnits) of a conv group's (n, grp) block of y, normalised in place
 /// once every tile of (n, grp) is stored and counted (the caller has waited):
-/// y = Post(v * scale[c] + shift[c]). kNormLoads float4 loads per thread are in flight.
+/// y = Post(v * scale[c] + shift[c]), the maps made here from the statistics every conv unit
+/// added. kNormLoads float4 loads per thread are in flight. Indices are 32-bit where the
+/// block fits (S2: a 64-bit division per float4 for its channel was 8% of the kernel's
+/// instructions).
 __device__ __forceinline__ void normalizeSlice(const Buffers &b, const int n, const int grp,
-                                               const int slice, const float2 *published) {
+                                               const int slice) {
   using namespace cfg;
   constexpr i64 kPlaneOut = (i64)kOD * kOH * kOW;
   constexpr i64 kTaskElems = kCoutG * kPlaneOut;
+  using Idx = typename Select<(kTaskElems < (1ll << 31)), unsigned, i64>::Type;
   // Whole float4s a slice where planes are (then every slice starts 16-byte aligned).
   constexpr int kVec = kPlaneOut % 4 == 0 ? 4 : 1;
-  constexpr i64 kSlice = ((kTaskElems + kConvUnits - 1) / kConvUnits + kVec - 1) / kVec * kVec;
+  constexpr Idx kSlice = ((kTaskElems + kConvUnits - 1) / kConvUnits + kVec - 1) / kVec * kVec;
   constexpr int kNormLoads = 4;
+  constexpr Idx kStep = Idx(kVec) * kThreads;
   __shared__ float2 maps[kCoutG];
-  if (threadIdx.x < kCoutG) // (published by the task's last conv unit; read from L2)
-    maps[threadIdx.x] = __ldcg(published + threadIdx.x);
+  if (threadIdx.x < kCoutG) { // (the sums are read from L2)
+    const int c = grp * kCoutG + threadIdx.x;
+    maps[threadIdx.x] =
+        norm::scaleShift(b, c, norm::groupMoments<true>(slot<const double>(b, 4), n, c / kCG));
+  }
   __syncthreads();
   float *y = slot<float>(b, 3) + ((i64)n * kCout + grp * kCoutG) * kPlaneOut;
-  const i64 e0 = (i64)slice * kSlice;
-  const i64 e1 = e0 + kSlice < kTaskElems ? e0 + kSlice : kTaskElems;
+  const Idx e0 = Idx(slice) * kSlice;
+  const Idx e1 = e0 + kSlice < Idx(kTaskElems) ? e0 + kSlice : Idx(kTaskElems);
   using V = typename Select<kVec == 4, float4, float>::Type;
   const unsigned long long polOut = mma::l2Policy(false); // (normalised: evict first)
-  for (i64 first = e0 + kVec * threadIdx.x; first < e1;
-       first += i64(kVec) * kThreads * kNormLoads) {
+  for (Idx first = e0 + kVec * threadIdx.x; first < e1; first += kStep * kNormLoads) {
+    float *p = y + first;
     V v[kNormLoads];
 #pragma unroll
-    for (int u = 0; u < kNormLoads; ++u) {
-      const i64 e = first + i64(kVec) * kThreads * u;
-      if (e < e1)
-        v[u] = __ldcg(reinterpret_cast<const V *>(y + e));
-    }
+    for (int u = 0; u < kNormLoads; ++u)
+      if (first + kStep * u < e1)
+        v[u] = __ldcg(reinterpret_cast<const V *>(p + kStep * u));
 #pragma unroll
     for (int u = 0; u < kNormLoads; ++u) {
-      const i64 e = first + i64(kVec) * kThreads * u;
+      const Idx e = first + kStep * u;
       if (e >= e1)
         break;
-      const int cg = int(e / kPlaneOut);
-      const i64 s = e % kPlaneOut;
-      const int c = grp * kCoutG + cg;
-      normalizeStore(y + e, v[u], maps[cg], n, c, s, b, polOut);
+      const int cg = int(e / Idx(kPlaneOut));
+      const Idx s = e - Idx(cg) * Idx(kPlaneOut);
+      normalizeStore(p + kStep * u, v[u], maps[cg], n, grp * kCoutG + cg, i64(s), b, polOut);
     }
   }
   __syncthreads(); // (maps is rewritten by the block's next slice)
 }
 
-/// The task's per-channel {scale, shift}, from the statistics every conv unit added.
-__device__ __forceinline__ void publishMaps(const Buffers &b, const int n, const int grp,
-                                            float2 *out) {
-  using namespace cfg;
-  if (threadIdx.x < kCoutG) {
-    const int c = grp * kCoutG + threadIdx.x;
-    out[threadIdx.x] =
-        norm::scaleShift(b, c, norm::groupMoments<true>(slot<const double>(b, 4), n, c / kCG));
-  }
-}
-
-__device__ __forceinline__ unsigned addAcqRel(unsigned *p, unsigned v) {
-  unsigned old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
-               : "=r"(old)
-               : "l"(p), "r"(v)
-               : "memory");
-  return old;
-}
-
-__device__ __forceinline__ unsigned loadAcquire(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void addRelease(unsigned *p, unsigned v) {
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 #endif
 
 } // namespace conv_mma
@@ -737,17 +759,21 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #else
   // The group norm finished in this kernel. Work comes as tickets from a counter: ticket
   // stage * kConvUnits + r computes tiles r * kTileLoop .. of task stage and counts them in
-  // done[stage] (the unit that completes the count turns the task's sums into its channels'
-  // scale and shift, publishes them and sets ready[stage]), then normalises slice r of task
-  // stage - lag once that task is ready. A block takes a ticket only while it runs and waits
-  // only on units of earlier tickets, so the kernel cannot deadlock however many blocks are
-  // resident. The lag: as many tasks as the resident blocks hold (SMs x kMinBlocks /
-  // kConvUnits), so that the waits are rare while the tasks from stage - lag to the newest
-  // stay in L2; y is read back from L2 and reaches DRAM once, normalised.
+  // done[stage], then normalises slice r of task stage - lag once all of that task's units
+  // are counted (making the task's scale and shift from its sums itself). The count is
+  // released (red.release, ordered after the block's stores by the barrier before it) by
+  // thread 0 once the block's next unit has issued its first input copies, so that waiting
+  // for the stores to drain overlaps the copies (released at once, every thread fenced, the
+  // drain was 15% of the kernel's stall samples); a block owes at most one count and pays it
+  // before it waits on anything, except on its own unit's normalisation, whose task is `lag`
+  // stages older. A block takes a ticket only while it runs and waits only on units of
+  // earlier tickets, so the kernel cannot deadlock however many blocks are resident. The lag:
+  // as many tasks as the resident blocks hold (SMs x kMinBlocks / kConvUnits), so that the
+  // waits are rare while the tasks from stage - lag to the newest stay in L2; y is read back
+  // from L2 and reaches DRAM once, normalised.
   unsigned *counters = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
   constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
-  unsigned *done = counters + 1, *ready = done + kTasks;
-  float2 *published = reinterpret_cast<float2 *>(counters + (1 + 2 * kTasks + 1) / 2 * 2);
+  unsigned *done = counters + 1;
   // Tasks group-major, so that a block's next unit is usually of the same group and keeps
   // its staged weights.
   auto taskN = [](int task) { return task % kN; };
@@ -756,9 +782,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
   const int lag = int((sms * kMinBlocks + kConvUnits - 1) / kConvUnits);
   const int tickets = (kTasks + lag) * kConvUnits;
-  __shared__ int sTicket, sLast;
+  __shared__ int sTicket;
   int next = threadIdx.x == 0 ? int(atomicAdd(counters, 1u)) : 0;
   int staged = -1; // the group whose weights are in shared memory
+  unsigned *owed = nullptr; // the count of this block's last conv unit, not yet released
   for (;;) {
     if (threadIdx.x == 0)
       sTicket = next;
@@ -772,31 +799,25 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const int stage = ticket / kConvUnits, r = ticket % kConvUnits;
     if (stage < kTasks) {
       const int grp = taskGroup(stage);
-      convTiles(b, taskN(stage), grp, r * kTileLoop, grp != staged);
+      convTiles(b, taskN(stage), grp, r * kTileLoop, grp != staged, owed);
       staged = grp;
-      // Every thread's stores and statistics before the count; the last unit of the task
-      // turns its statistics into the maps and publishes them.
-      __threadfence();
-      __syncthreads();
+      __syncthreads(); // (every thread's stores and statistics before the count's release)
+      owed = done + stage;
+    } else if (owed) {
       if (threadIdx.x == 0)
-        sLast = addAcqRel(done + stage, 1u) == unsigned(kConvUnits - 1);
-      __syncthreads();
-      if (sLast) {
-        publishMaps(b, taskN(stage), grp, published + (long long)stage * kCoutG);
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0)
-          addRelease(ready + stage, 1u);
-      }
+        addRelease(owed, 1u);
+      owed = nullptr;
     }
     const int task = stage - lag;
     if (task >= 0 && task < kTasks) {
       if (threadIdx.x == 0)
-        while (loadAcquire(ready + task) == 0)
+        while (loadAcquire(done + task) < unsigned(kConvUnits))
           __nanosleep(64);
       __syncthreads();
-      normalizeSlice(b, taskN(task), taskGroup(task), r, published + (long long)task * kCoutG);
+      normalizeSlice(b, taskN(task), taskGroup(task), r);
     }
   }
+  if (owed && threadIdx.x == 0)
+    addRelease(owed, 1u);
 #endif
 }

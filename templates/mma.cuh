@@ -94,6 +94,18 @@ __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int byte
                : "memory");
 }
 
+/// cpAsync16 of `bytes` under L2 policy `pol` to shared address `smem` (smemAddr's form).
+__device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes,
+                                          unsigned long long pol) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem),
+               "l"(gmem), "r"(bytes), "l"(pol)
+               : "memory");
+}
+__device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
+               "r"(bytes));
+}
+
 /// Global stores under L2 policy `pol`.
 __device__ __forceinline__ void storeL2(float *p, float v, unsigned long long pol) {
   asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");

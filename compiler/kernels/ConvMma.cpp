@@ -538,12 +538,10 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
                   : "");
   setDirectConvCost(s, k);
   if (s.normTail) {
-    // After the statistics: the ticket, a done and a ready count per (n, group) (unsigned),
-    // then {scale, shift} per (n, c).
+    // After the statistics: the ticket counter and a done count per (n, group) (unsigned).
     WorkspaceNeed &stats = k.workspace.back();
-    stats.bytes += roundUp(4 * (1 + 2 * tasks), 8) + 8 * tasks * g.coutG;
-    stats.what += ", then the ticket counter, a done and a ready count per (n, group) "
-                  "(unsigned) and {scale, shift} per (n, c) (float2)";
+    stats.bytes += roundUp(4 * (1 + tasks), 8);
+    stats.what += ", then the ticket counter and a done count per (n, group) (unsigned)";
     k.flops += 2.0 * s.N * s.Cout * volume(s.out);
     k.bytes += s.normTail->affine ? 8.0 * s.Cout : 0;
   }
