@@ -46,8 +46,8 @@
 // its planes in place while they are still in L2, so y crosses DRAM once.
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by the
-// ticket counter and a done count per (n, group) (unsigned), all zeroed by the planner), 5 and 8..15 for the epilogue
-// (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
+// ticket counter and a done count per (n, group) (unsigned), all zeroed by the planner), 5
+// and 8..15 for the epilogue (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
 // cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
 // epilogue); with the norm also norm_common.cuh's constants, kConvUnits and
 // `struct Post` (the norm's chain, s = index within the plane).
@@ -216,7 +216,8 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   // instructions per element, sunk by the compiler into each store's condition).
   constexpr bool kStageFixed = kPhases == 1 || kCoutG % 8 == 0;
   const int stageLane = sinter::opaque(
-      int(sStage - smem) + (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4 : 0));
+      int(sStage - smem) +
+      (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4 : 0));
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
@@ -590,12 +591,13 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
         const float a = kHasBias ? acv + bv[nt][q] : acv; // (+0.f is kept)
         const float v = epilogue(a, n, ok ? co : grp * kCoutG, ok ? at : 0, b);
         if (ok) {
-          if constexpr (kStaged)
-          {
-            if constexpr (kStageFixed) // (cg - 2t and row - g are constants here)
-              smem[stageLane + ((phase % WW::kPhases) * kCoutG + cg - 2 * t) * kStageLd + row - g] = v;
+          if constexpr (kStaged) {
+            // (cg - 2t and row - g are constants here)
+            const int col = (phase % WW::kPhases) * kCoutG + cg;
+            if constexpr (kStageFixed)
+              smem[stageLane + (col - 2 * t) * kStageLd + row - g] = v;
             else
-              sStage[((phase % WW::kPhases) * kCoutG + cg) * kStageLd + row] = v;
+              sStage[col * kStageLd + row] = v;
           }
           else if constexpr (kStoreOutput)
           {
