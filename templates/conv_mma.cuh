@@ -160,7 +160,9 @@ constexpr bool kL2Hints = false;
 #endif
 
 /// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
-/// exist) of image n and group grp, with their epilogue, stores and statistics.
+/// exist) of image n and group grp, with their epilogue, stores and statistics. With the norm
+/// in the kernel, thread 0 adds 1 to `release` (when given: the block's previous unit's count)
+/// with release semantics once the first box's copies are issued.
 __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const int grp,
                                           const int st0, const bool stageWeights = true,
                                           unsigned *release = nullptr) {
