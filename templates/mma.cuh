@@ -68,10 +68,14 @@ __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smemAddr(smem)), "l"(gmem));
 }
 
-/// cpAsync16 of which only `bytes` (< 16) are read and the rest zero-filled.
-__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smemAddr(smem)), "l"(gmem),
+/// cpAsync16 of which only `bytes` (< 16) are read and the rest zero-filled, to shared
+/// address `smem` (smemAddr's form) or to a shared pointer.
+__device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
                "r"(bytes));
+}
+__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes) {
+  cpAsync16(smemAddr(smem), gmem, bytes);
 }
 
 /// An L2 eviction policy for the cache-hinted copies and stores below: evict_last keeps the
@@ -85,25 +89,17 @@ __device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
   return p;
 }
 
-/// cpAsync16 of `bytes` (the rest zero-filled) under L2 policy `pol`.
-__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes,
-                                          unsigned long long pol) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(
-                   smemAddr(smem)),
-               "l"(gmem), "r"(bytes), "l"(pol)
-               : "memory");
-}
-
-/// cpAsync16 of `bytes` under L2 policy `pol` to shared address `smem` (smemAddr's form).
+/// cpAsync16 of `bytes` (the rest zero-filled) under L2 policy `pol`, to shared address
+/// `smem` (smemAddr's form) or to a shared pointer.
 __device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes,
                                           unsigned long long pol) {
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem),
                "l"(gmem), "r"(bytes), "l"(pol)
                : "memory");
 }
-__device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
-               "r"(bytes));
+__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes,
+                                          unsigned long long pol) {
+  cpAsync16(smemAddr(smem), gmem, bytes, pol);
 }
 
 /// Global stores under L2 policy `pol`.
