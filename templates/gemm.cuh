@@ -18,14 +18,20 @@
 // multiple of 4), whose consumer warps are laid out as kWarpsM = BM / 16 warps of one
 // column span, so that the epilogue below serves both. With kTma (unbatched products) its
 // producer copies A and B with TMA through the kernel's tensor maps 0 (A as [M][K]) and 1
-// (B as [N][K]), which zero-fill what lies outside the matrices.
+// (B as [N][K]), which zero-fill what lies outside the matrices. With kPersistent
+// (unbatched, one block per SM) the grid is one-dimensional and any number of blocks take
+// the tiles in the grouped order, the last partial wave split by k tiles over all blocks
+// (stream-K, wgmma.cuh) when the grid has at most kStreamKSlots blocks.
 //
-// Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 6 gamma, 7 beta.
+// Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 5 stream-K workspace
+// (kStreamKSlots partial tiles of kBM x kBN floats, then a flag per slot; zeroed before each
+// launch), 6 gamma, 7 beta.
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
-// kEngine, kTma, kGroupM (block order, above); structs Epilogue and PostNorm.
+// kEngine, kTma, kGroupM (block order, above), kPersistent, kStreamKSlots, kSharedBytes (the
+// dynamic shared memory launched with, checked here); structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
@@ -42,6 +48,16 @@ constexpr bool kWgmma = cfg::kEngine == 1;
 constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
 constexpr int kBlockThreads = kThreads + (kWgmma ? sinter::sm90::kProducerThreads : 0);
 constexpr int kKTiles = (cfg::kK + cfg::kBK - 1) / cfg::kBK;
+constexpr int kTilesM = (cfg::kM + cfg::kBM - 1) / cfg::kBM;
+constexpr int kTilesN = (cfg::kN + cfg::kBN - 1) / cfg::kBN;
+constexpr int kTiles = kTilesM * kTilesN;
+constexpr int kTileFloats = cfg::kBM * cfg::kBN;
+// Persistent (wgmma engine, no batch): gridDim.x blocks take the kTiles tiles in turn, the
+// tail split by k tiles over them (stream-K, wgmma.cuh's PersistentSchedule) when the grid
+// has at most kStreamKSlots blocks; else one block per tile (grid: tile columns, tile rows,
+// batch).
+constexpr bool kPersistent = cfg::kPersistent;
+using WgLayout = sinter::sm90::Layout<cfg::kBM, cfg::kBN, cfg::kStages, cfg::kMath>;
 constexpr int kMI = cfg::kBM / cfg::kWarpsM / 16;
 constexpr int kNI = cfg::kBN / cfg::kWarpsN / 8;
 // 3xTF32 is meant to be fp32-accurate, but one fp32 accumulator chained through all of K
@@ -65,6 +81,12 @@ static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
 static_assert(!kWgmma || (cfg::kBTransposed && cfg::kK % 4 == 0 && cfg::kBK == 32 &&
                           cfg::kWarpsM * 16 == cfg::kBM && cfg::kWarpsN == 1),
               "wgmma engine: B as [N, K], 16-byte rows, k tiles of 32, warps of 16 rows");
+static_assert(!kPersistent || (kWgmma && cfg::kBatchDims == 0 && cfg::kMinBlocks == 1),
+              "persistent: the wgmma engine, one block per SM, no batch");
+static_assert(cfg::kStreamKSlots == 0 || kPersistent, "stream-K slots only when persistent");
+static_assert(cfg::kSharedBytes == (kWgmma ? WgLayout::kBytes + (cfg::kRowReduce ? cfg::kBM * 4 : 0)
+                                           : cfg::kStages * (kAStage + kBStage) * 4),
+              "the emitter's shared memory is the template's");
 static_assert(cfg::kNormCols == 0 ||
                   (cfg::kNormCols % 8 == 0 && (cfg::kBN / cfg::kWarpsN) % cfg::kNormCols == 0 &&
                    cfg::kN % cfg::kNormCols == 0),
@@ -202,85 +224,35 @@ __device__ __forceinline__ void mmaSyncLoop(float (&acc)[kMI][kNI][4], float *sm
   mma::cpAsyncWait<0>();
 }
 
-/// Computes the block's tile with engine E (cfg::kEngine). Returns false in threads that hold
-/// no accumulators (the wgmma producer); the others get their rows in acc and in tid their
-/// index among the accumulator threads.
-template <int E>
-__device__ __forceinline__ bool computeTile(float (&acc)[kMI][kNI][4], float *smem, const float *A,
-                                            const float *B, const sinter::TensorMaps &tm, i64 m0,
-                                            i64 n0, int &tid) {
-  if constexpr (E == 1 && cfg::kTma) {
-    // A and B through tensor maps 0 and 1 ([K innermost, rows], boxes 32 x kBM / 32 x kBN).
-    float *base = sinter::sm90::alignedBase(smem);
-    auto load = [&](int kt, float *as, float *bs, unsigned bar) {
-      const int k0 = kt * cfg::kBK;
-      sinter::sm90::tmaLoad2d(sinter::mma::smemAddr(as), tm.m[0], k0, int(m0), bar);
-      sinter::sm90::tmaLoad2d(sinter::mma::smemAddr(bs), tm.m[1], k0, int(n0), bar);
-    };
-    if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath,
-                                true>(acc[0], base, tid, load))
-      return false;
-    tid -= sinter::sm90::kProducerThreads;
-  } else if constexpr (E == 1) {
-    float *base = sinter::sm90::alignedBase(smem);
-    auto load = [&](int kt, float *as, float *bs, int ptid) {
-      const i64 k0 = (i64)kt * cfg::kBK;
-      sinter::sm90::copyTileSwizzled<cfg::kBM, cfg::kK, cfg::kM, cfg::kK>(as, A, m0, k0, ptid);
-      sinter::sm90::copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(bs, B, n0, k0, ptid);
-    };
-    // The template arguments depend on E so that sm_80 builds never instantiate the engine.
-    if (!sinter::sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath>(
-            acc[0], base, tid, load))
-      return false;
-    tid -= sinter::sm90::kProducerThreads;
+/// Row and column (in tiles) of tile `id` in the block order: with kGroupM > 1, consecutive
+/// tiles walk kGroupM tile rows down before moving one tile column right, so that the blocks
+/// running at once share A's and B's k tiles in L2 instead of all of B's columns.
+__device__ __forceinline__ void tilePosition(int id, int &tileRow, int &tileCol) {
+  if constexpr (cfg::kGroupM > 1) {
+    constexpr int kPerGroup = cfg::kGroupM * kTilesN;
+    const int first = id / kPerGroup * cfg::kGroupM;
+    const int rows = min(kTilesM - first, cfg::kGroupM);
+    tileRow = first + id % kPerGroup % rows;
+    tileCol = id % kPerGroup / rows;
   } else {
-    mmaSyncLoop(acc, smem, A, B, m0, n0, tid);
+    tileRow = id / kTilesN;
+    tileCol = id % kTilesN;
   }
-  return true;
 }
 
-} // namespace gemm
-
-extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
-    SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
-  using namespace gemm;
-  extern __shared__ __align__(16) float smem[];
-  // Block order: with kGroupM > 1, consecutive blocks walk kGroupM tile rows down before
-  // moving one tile column right, so that the blocks resident at once share A's and B's
-  // k tiles in L2 instead of all of B's columns (grid: x = tile columns, y = tile rows).
-  int tileRow = blockIdx.y, tileCol = blockIdx.x;
-  if constexpr (cfg::kGroupM > 1) {
-    const int id = blockIdx.y * gridDim.x + blockIdx.x, perGroup = cfg::kGroupM * gridDim.x;
-    const int first = id / perGroup * cfg::kGroupM;
-    const int rows = min((int)gridDim.y - first, cfg::kGroupM);
-    tileRow = first + id % perGroup % rows;
-    tileCol = id % perGroup / rows;
-  }
-  const i64 m0 = (i64)tileRow * cfg::kBM;
-  const i64 n0 = (i64)tileCol * cfg::kBN;
-
-  // Batch offsets (outermost dims first), from the flattened batch index blockIdx.z.
-  const int batch = blockIdx.z;
-  i64 offA = 0, offB = 0, offC = 0;
-  int rest = batch;
-  batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
-  const float *A = sinter::slot<const float>(b, 0) + offA;
-  const float *B = sinter::slot<const float>(b, 1) + offB;
-
-  float acc[kMI][kNI][4];
-  // The accumulator threads: every thread (mma.sync), the consumer warpgroups (wgmma).
-  int tid = threadIdx.x;
-  if (!computeTile<cfg::kEngine>(acc, smem, A, B, tm, m0, n0, tid))
-    return;
+/// The epilogue of one tile at (m0, n0) of batch `batch` (C at `C`), by accumulator thread
+/// tid: bias, Epilogue, the norm tail, the store of C and the row reduction, whose per-row
+/// partials go through `red` (kWarpsN * kBM floats of shared memory).
+__device__ __forceinline__ void epilogue(float (&acc)[kMI][kNI][4], i64 m0, i64 n0, int batch,
+                                         float *C, int tid, const sinter::Buffers &b, float *red) {
   const int lane = tid & 31, warp = tid >> 5;
-  const int wmI = warp % cfg::kWarpsM, wnI = warp / cfg::kWarpsM;
-  const int wm = wmI * (cfg::kBM / cfg::kWarpsM);
+  const int wnI = warp / cfg::kWarpsM;
+  const int wm = warp % cfg::kWarpsM * (cfg::kBM / cfg::kWarpsM);
   const int wn = wnI * (cfg::kBN / cfg::kWarpsN);
 
-  // ---- Epilogue. Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
+  // Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
   const int g = lane >> 2, t = lane & 3;
   const float *bias = sinter::slot<const float>(b, 2);
-  float *C = sinter::slot<float>(b, 3) + offC;
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
@@ -388,8 +360,7 @@ extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlock
     };
     constexpr float kIdentity =
         cfg::kRowReduce == 1 ? sinter::kInf : (cfg::kRowReduce == 2 ? -sinter::kInf : 0.f);
-    mathSync(); // the pipeline buffers become the reduction scratch
-    float *red = smem;
+    mathSync(); // the last tile's partials are read out
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
@@ -427,4 +398,114 @@ extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlock
         atomicAdd(dst, v);
     }
   }
+}
+
+/// The kernel's body on engine E (cfg::kEngine; a template so that sm_80 builds never
+/// instantiate the wgmma engine).
+template <int E>
+__device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::TensorMaps &tm,
+                                    float *smem) {
+  namespace sm90 = sinter::sm90;
+  float acc[kMI][kNI][4];
+  if constexpr (E == 0) {
+    // mma.sync: one tile per block, every thread copies and multiplies.
+    int tileRow, tileCol;
+    tilePosition(blockIdx.y * kTilesN + blockIdx.x, tileRow, tileCol);
+    const i64 m0 = (i64)tileRow * cfg::kBM, n0 = (i64)tileCol * cfg::kBN;
+    const int batch = blockIdx.z;
+    i64 offA = 0, offB = 0, offC = 0;
+    int rest = batch;
+    batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
+    mmaSyncLoop(acc, smem, sinter::slot<const float>(b, 0) + offA,
+                sinter::slot<const float>(b, 1) + offB, m0, n0, threadIdx.x);
+    // The pipeline buffers become the row reduction's scratch.
+    epilogue(acc, m0, n0, batch, sinter::slot<float>(b, 3) + offC, threadIdx.x, b, smem);
+  } else {
+    // wgmma: a producer warpgroup copies, the consumer warpgroups multiply and finish each
+    // piece of work.
+    float *base = sm90::alignedBase(smem);
+    const int batch = kPersistent ? 0 : blockIdx.z;
+    // Stream-K hand-offs: slot i of the workspace (slot 5) holds block i's partial tile, the
+    // flags follow all the slots. A Head starts from the next block's slot.
+    auto partials = [&] { return sinter::slot<float>(b, 5); };
+    auto flags = [&] {
+      return reinterpret_cast<int *>(partials() + (i64)cfg::kStreamKSlots * kTileFloats);
+    };
+    auto sync = [] { mathSync(); };
+    // A Head's sums, from the next block's slot: its start in 3xTF32, added after it in TF32
+    // (mainLoop says why).
+    auto start = [&](int ctid) {
+      if constexpr (cfg::kStreamKSlots > 0)
+        sm90::takePartial<false, kNI, kThreads>(acc[0],
+                                                partials() + (i64)(blockIdx.x + 1) * kTileFloats,
+                                                flags() + blockIdx.x + 1, ctid, sync);
+    };
+    // What only the consumers' finish uses is worked out there, after each piece's k loop.
+    auto finish = [&](int tile, sm90::Part part, int ctid) {
+      if constexpr (cfg::kStreamKSlots > 0) {
+        if (part == sm90::Part::Tail) { // handed to the block that has the first k tiles
+          sm90::handOffPartial<kNI, kThreads>(acc[0], partials() + (i64)blockIdx.x * kTileFloats,
+                                              flags() + blockIdx.x, ctid, sync);
+          return;
+        }
+        if (!kTwoLevel && part == sm90::Part::Head)
+          sm90::takePartial<true, kNI, kThreads>(acc[0],
+                                                 partials() + (i64)(blockIdx.x + 1) * kTileFloats,
+                                                 flags() + blockIdx.x + 1, ctid, sync);
+      }
+      int tileRow, tileCol;
+      tilePosition(tile, tileRow, tileCol);
+      i64 offA = 0, offB = 0, offC = 0;
+      int rest = batch;
+      batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
+      // The row reduction's scratch follows the engine's shared memory.
+      epilogue(acc, (i64)tileRow * cfg::kBM, (i64)tileCol * cfg::kBN, batch,
+               sinter::slot<float>(b, 3) + offC, ctid, b, base + WgLayout::kEnd / 4);
+    };
+    i64 offA = 0, offB = 0, offC = 0;
+    int rest = batch;
+    batchOffsets<cfg::kBatchDims - 1>(rest, offA, offB, offC);
+    const float *A = sinter::slot<const float>(b, 0) + offA;
+    const float *B = sinter::slot<const float>(b, 1) + offB;
+    auto go = [&](auto sched) {
+      if constexpr (cfg::kTma) {
+        // A and B through tensor maps 0 and 1 ([K innermost, rows], boxes 32 x kBM / 32 x kBN).
+        auto load = [&](int t, int kt, float *as, float *bs, unsigned bar) {
+          int tileRow, tileCol;
+          tilePosition(t, tileRow, tileCol);
+          sm90::tmaLoad2d(sinter::mma::smemAddr(as), tm.m[0], kt * cfg::kBK, tileRow * cfg::kBM,
+                          bar);
+          sm90::tmaLoad2d(sinter::mma::smemAddr(bs), tm.m[1], kt * cfg::kBK, tileCol * cfg::kBN,
+                          bar);
+        };
+        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, true>(
+            acc[0], base, threadIdx.x, sched, load, start, finish);
+      } else {
+        auto load = [&](int t, int kt, float *as, float *bs, int ptid) {
+          int tileRow, tileCol;
+          tilePosition(t, tileRow, tileCol);
+          const i64 k0 = (i64)kt * cfg::kBK;
+          sm90::copyTileSwizzled<cfg::kBM, cfg::kK, cfg::kM, cfg::kK>(
+              as, A, (i64)tileRow * cfg::kBM, k0, ptid);
+          sm90::copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(
+              bs, B, (i64)tileCol * cfg::kBN, k0, ptid);
+        };
+        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, false>(
+            acc[0], base, threadIdx.x, sched, load, start, finish);
+      }
+    };
+    if constexpr (kPersistent)
+      go(sm90::PersistentSchedule<kTiles, kKTiles>(
+          blockIdx.x, gridDim.x, cfg::kStreamKSlots > 0 && gridDim.x <= cfg::kStreamKSlots));
+    else
+      go(sm90::OneTile<kKTiles>(blockIdx.y * kTilesN + blockIdx.x));
+  }
+}
+
+} // namespace gemm
+
+extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
+    SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
+  extern __shared__ __align__(16) float smem[];
+  gemm::run<cfg::kEngine>(b, tm, smem);
 }

@@ -28,6 +28,14 @@
 // for each n8 block i, columns 8 i + 2 t (+1) (g = lane / 4, t = lane % 4): the layout of
 // mma.sync m16n8 tiles, so the templates' epilogues serve both engines unchanged.
 //
+// A block's work is a list of pieces (k tiles of a tile) from a schedule: one tile
+// (OneTile), or, for a persistent launch, tiles in turn and a share of the last partial
+// wave's k tiles (PersistentSchedule: stream-K). The producer runs through all pieces
+// without a break, so the next tile's stages fill during the last one's epilogue; a tile
+// whose k tiles two blocks share is completed through a workspace slot (handOffPartial,
+// takePartial). With two consumer warpgroups the producer gives them its registers
+// (setmaxnreg: 40 / 232).
+//
 //===---------------------------------------------------------------------------------===//
 #pragma once
 
@@ -37,6 +45,11 @@ namespace sinter {
 namespace sm90 {
 
 constexpr int kProducerThreads = 128;
+/// Registers a thread of mainLoop's producer and of its two consumer warpgroups keep
+/// (setmaxnreg): 128 x 40 + 256 x 232 = 384 x 168, what a block of 384 threads launches with.
+constexpr int kLoopProducerRegs = 40, kLoopConsumerRegs = 232;
+static_assert(kProducerThreads * kLoopProducerRegs + 256 * kLoopConsumerRegs <= 384 * 168,
+              "setmaxnreg: the consumers take no more than the producer gives back");
 
 /// Float offset of element (r, k) in a K-major [rows][32] tile in the 128-byte swizzle.
 __device__ __forceinline__ int swizzled(int r, int k) {
@@ -234,13 +247,16 @@ SINTER_WGMMA_TF32(256, 128, 129, 130, 131, 132, 133)
 
 /// Shared-memory plan of the engine: STAGES stages of A [BM][32] and B [BN][32] floats (and
 /// for 3xTF32 B's small parts [BN][32]), then the full, empty and (TMA with 3xTF32) landed
-/// barriers.
+/// barriers, then two work words per stage (mainLoop). A template's own scratch may follow
+/// at kEnd.
 template <int BM, int BN, int STAGES, int MATH> struct Layout {
   static constexpr int kRaw = (BM + BN) * 32; // floats
   static constexpr int kStage = MATH == mma::kMathTf32x3 ? kRaw + BN * 32 : kRaw; // floats
   static constexpr int kBarriers = STAGES * kStage * 4;                  // byte offset
-  /// Dynamic shared memory to request: the stages, the barriers, 1 KiB for alignment.
-  static constexpr int kBytes = kBarriers + 3 * STAGES * 8 + 1024;
+  static constexpr int kWords = kBarriers + 3 * STAGES * 8;              // byte offset
+  static constexpr int kEnd = kWords + 2 * STAGES * 8;                   // byte offset
+  /// Dynamic shared memory to request: the engine's, and 1 KiB for alignment.
+  static constexpr int kBytes = kEnd + 1024;
 };
 
 /// The 1024-byte aligned start of the engine's shared memory.
@@ -249,16 +265,157 @@ __device__ __forceinline__ float *alignedBase(float *smem) {
   return smem + (((a + 1023u) & ~1023u) - a) / 4;
 }
 
-/// The main loop over KTILES k tiles of 32. Without TMA, `load(kt, aTile, bTile, ptid)` is
-/// called by each producer thread (ptid 0..127) and issues that thread's cp.async copies of k
-/// tile kt into the swizzled tiles. With TMA, `load(kt, aTile, bTile, bar)` is called by
-/// producer thread 0 alone and issues the tile's tensor copies (A: BM x 32, B: BN x 32 floats,
-/// in the 128-byte swizzle) completing on barrier `bar`, whose expected bytes are set here.
-/// Returns false in producer threads (they have nothing more to do); consumer threads return
-/// true with acc holding their rows (see the header).
-template <int BM, int BN, int KTILES, int STAGES, int MATH, bool TMA = false, class Load>
-__device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, int tid,
-                                         Load &&load) {
+/// A piece of a block's work: k tiles [k0, k1) of tile `tile` (numbered by the template).
+struct Work {
+  int tile, k0, k1;
+};
+
+/// Which k tiles of its tile a piece holds: all, the first ones (a later block has the rest),
+/// or the later ones (an earlier block has the first).
+enum class Part : int { Whole, Head, Tail };
+
+/// One tile, all of its k tiles: the schedule of a launch of one block per tile.
+template <int KTILES> struct OneTile {
+  int tile;
+  bool done = false;
+  __device__ explicit OneTile(int t) : tile(t) {}
+  __device__ bool next(Work &w) {
+    if (done)
+      return false;
+    done = true;
+    w = {tile, 0, KTILES};
+    return true;
+  }
+  /// The consumers' view (PersistentSchedule's): one piece, all of its tile.
+  __device__ int kTiles() const { return KTILES; }
+  __device__ int pieceEnd(int) const { return KTILES; }
+  __device__ bool headAt(int) const { return false; }
+};
+
+/// A persistent block's work over TILES tiles of KTILES k tiles each, `blocks` blocks in all
+/// (gridDim.x, any number). Block b takes whole tiles b, b + blocks, ... Where that would
+/// leave a last partial wave (TILES > blocks, TILES % blocks = r > 0) and `streamK` holds, the
+/// last blocks + r tiles are not dealt out whole: their k tiles, tile after tile, are cut into
+/// `blocks` contiguous ranges of (nearly) equal length, one per block, taken after its whole
+/// tiles. Since the tail holds at least `blocks` tiles, a range is at least KTILES long, so a
+/// tile is shared by at most two blocks: b ends its range with the tile's first k tiles (a
+/// Head) and b + 1 starts its range with the rest (a Tail). Every block ends within one k
+/// tile of the same total, so no partial wave is left; consecutive blocks still run
+/// consecutive tiles, which share A and B in L2.
+template <int TILES, int KTILES> struct PersistentSchedule {
+  int tile, step, tail; // the next whole tile, the block count, the first tile of the tail
+  int unit, unitEnd;    // this block's k tiles of the tail, counted from its first tile
+  int wholeK, skew;     // k tiles of the block's whole tiles; its tail start within a tile
+  // __host__ and constexpr so that a test can walk it at compile time.
+  __host__ __device__ constexpr PersistentSchedule(int block, int blocks, bool streamK)
+      : tile(block), step(blocks), tail(TILES), unit(0), unitEnd(0), wholeK(0), skew(0) {
+    const int rest = TILES % blocks;
+    if (streamK && TILES > blocks && rest != 0) {
+      tail = TILES - blocks - rest;
+      const long long units = (long long)(blocks + rest) * KTILES;
+      unit = int(units * block / blocks);
+      unitEnd = int(units * (block + 1) / blocks);
+      skew = unit % KTILES;
+    }
+    wholeK = block < tail ? (tail - block + blocks - 1) / blocks * KTILES : 0;
+  }
+  __host__ __device__ constexpr bool next(Work &w) {
+    if (tile < tail) {
+      w = {tile, 0, KTILES};
+      tile += step;
+      return true;
+    }
+    if (unit >= unitEnd)
+      return false;
+    const int t = unit / KTILES, k0 = unit - t * KTILES;
+    const int k1 = k0 + unitEnd - unit < KTILES ? k0 + unitEnd - unit : KTILES;
+    w = {tail + t, k0, k1};
+    unit += k1 - k0;
+    return true;
+  }
+  /// The consumers' view, from the few numbers above (the producer's walk kept by every
+  /// consumer thread spilled the 3xTF32 registers; branches on the producer's words made
+  /// ptxas serialise the wgmmas): the block's k tiles in all, and for a piece starting at
+  /// its it-th k tile, the k tile after the piece's last and whether the piece is a Head
+  /// (the block's last piece, ending inside its tile).
+  __host__ __device__ constexpr int kTiles() const { return wholeK + unitEnd - unit; }
+  __host__ __device__ constexpr int pieceEnd(int it) const {
+    const int kt = (it < wholeK ? it : it + skew) % KTILES; // the k tile within its tile
+    return it + KTILES - kt < kTiles() ? it + KTILES - kt : kTiles();
+  }
+  __host__ __device__ constexpr bool headAt(int it) const {
+    return unit < unitEnd && unitEnd % KTILES != 0 && pieceEnd(it) == kTiles();
+  }
+};
+
+/// The stream-K hand-off of a tile's partial sums, by the consumer threads (ctid 0 ..
+/// THREADS - 1) of two blocks: the block that computes the tile's later k tiles (its Tail,
+/// first in its range) stores its sums in a workspace slot of its own, in register order
+/// (float4 i of thread ctid at i * THREADS + ctid: each warp writes 512 contiguous bytes),
+/// then raises the slot's flag; the block that computes the first k tiles (its Head, last in
+/// its range) waits for the flag and takes the slot (same thread layout, so each thread reads
+/// back its own elements): before its Head as the sums' start (ADD false), or after it, added
+/// (ADD true; see mainLoop for which). The slot bypasses L1 both ways. `sync` is a barrier
+/// over the consumer threads.
+template <int N, int THREADS, class Sync>
+__device__ __forceinline__ void handOffPartial(const float (&acc)[N][4], float *slot, int *flag,
+                                               int ctid, Sync &&sync) {
+  float4 *p = reinterpret_cast<float4 *>(slot) + ctid;
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    __stcg(p + i * THREADS, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+  // Every thread's stores are ordered before the flag (the threadfence pattern: fence, block
+  // barrier, one release).
+  __threadfence();
+  sync();
+  if (ctid == 0)
+    asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(1) : "memory");
+}
+
+template <bool ADD, int N, int THREADS, class Sync>
+__device__ __forceinline__ void takePartial(float (&acc)[N][4], const float *slot, int *flag,
+                                            int ctid, Sync &&sync) {
+  if (ctid == 0) {
+    int up = 0;
+    do
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
+    while (!up);
+    // Down again for the next launch (the planner also zero-fills the workspace before it).
+    *flag = 0;
+  }
+  sync();
+  const float4 *p = reinterpret_cast<const float4 *>(slot) + ctid;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const float4 v = __ldcg(p + i * THREADS);
+    acc[i][0] = ADD ? acc[i][0] + v.x : v.x;
+    acc[i][1] = ADD ? acc[i][1] + v.y : v.y;
+    acc[i][2] = ADD ? acc[i][2] + v.z : v.z;
+    acc[i][3] = ADD ? acc[i][3] + v.w : v.w;
+  }
+}
+
+/// The main loop over the work `sched` gives this block (OneTile, PersistentSchedule): for
+/// each piece, k tiles w.k0 .. w.k1 - 1 of tile w.tile. Without TMA, `load(tile, kt, aTile,
+/// bTile, ptid)` is called by each producer thread (ptid 0..127) and issues that thread's
+/// cp.async copies of k tile kt of the tile into the swizzled tiles. With TMA, `load(tile, kt,
+/// aTile, bTile, bar)` is called by producer thread 0 alone and issues the tile's tensor copies
+/// (A: BM x 32, B: BN x 32 floats, in the 128-byte swizzle) completing on barrier `bar`, whose
+/// expected bytes are set here. The producer walks the pieces without a break, so that the
+/// next piece's stages fill while the consumers finish the last; with each stage it leaves a
+/// work word (the tile and the piece's Part) for the consumers, who follow the k tiles by
+/// count. Consumer threads start each piece's sums at zero and call `finish(tile, part,
+/// ctid)` with the sums in acc (see the header), ctid their index among the consumer
+/// threads, after which acc is theirs to change; producer threads return when their copies
+/// are issued. In 3xTF32 a Head's sums start from `start(ctid)` instead (which fills acc
+/// with the other block's part of the tile); in TF32, where acc is the wgmmas' accumulator
+/// and loads into it made ptxas serialise them (C7515), they start at zero and finish must
+/// add that part.
+template <int BM, int BN, int KTILES, int STAGES, int MATH, bool TMA, class Schedule, class Load,
+          class Start, class Finish>
+__device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, int tid,
+                                         Schedule sched, Load &&load, Start &&start,
+                                         Finish &&finish) {
   using L = Layout<BM, BN, STAGES, MATH>;
   static_assert(BM % 64 == 0 && BM <= 128, "one or two consumer warpgroups of 64 rows");
   static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma widths instantiated above");
@@ -272,6 +429,7 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
   const unsigned smem0 = mma::smemAddr(base);
   const unsigned fullBar = smem0 + L::kBarriers, emptyBar = fullBar + STAGES * 8,
                  landedBar = emptyBar + STAGES * 8;
+  int2 *words = reinterpret_cast<int2 *>(reinterpret_cast<char *>(base) + L::kWords);
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < STAGES; ++s) {
@@ -284,27 +442,51 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
   }
   __syncthreads();
 
-  // No setmaxnreg: with it ptxas 13.0 failed to allocate (C7600) even for 64 accumulators;
-  // the widest tile needs 154 registers, inside the 168 that 384 threads leave.
+  // Stages are used in turn over all the block's k tiles: the it-th k tile (counted over
+  // every piece) goes to stage it % STAGES in that stage's use it / STAGES, whose parity the
+  // barrier waits name.
+  //
+  // Two consumer warpgroups (384 threads, launched with 168 registers a thread) take the
+  // producer's spare registers: producer 40, consumers 232, the block's 64512 in all. Within
+  // 168 the 3xTF32 consumers (64 accumulators, 64 per-k-tile sums, 32 A parts) spilled once
+  // they also looped over pieces.
+  constexpr bool kShiftRegisters = kConsumers == 256;
   if (tid < kProducerThreads) {
+    if constexpr (kShiftRegisters)
+      setMaxRegisters<kLoopProducerRegs, false>();
+    // k tile it's work word, written by producer thread 0 once its stage is free, before the
+    // arrival that publishes the stage (which releases it to the consumers). The words of a
+    // stage's uses alternate between two places, so that the word of a piece's last k tile
+    // stays until the piece is finished: the place is written again two uses later, after
+    // the consumers released the next use, which belongs to a later piece.
+    auto word = [&](int it, const Work &w) {
+      words[(it / STAGES & 1) * STAGES + it % STAGES] =
+          make_int2(w.tile, int(w.k0 > 0        ? Part::Tail
+                                : w.k1 < KTILES ? Part::Head
+                                                : Part::Whole));
+    };
     if constexpr (TMA && !kX3) {
-      if (tid == 0)
-        for (int kt = 0; kt < KTILES; ++kt) {
-          const int s = kt % STAGES;
-          if (kt >= STAGES)
-            mbarWait(emptyBar + s * 8, (kt / STAGES - 1) & 1);
-          float *stage = base + s * L::kStage;
-          mbarArriveExpectTx(fullBar + s * 8, kTileBytes);
-          load(kt, stage, stage + BM * 32, fullBar + s * 8);
-        }
-      return false;
+      if (tid == 0) {
+        int it = 0;
+        for (Work w; sched.next(w);)
+          for (int kt = w.k0; kt < w.k1; ++kt, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES)
+              mbarWait(emptyBar + s * 8, (it / STAGES - 1) & 1);
+            float *stage = base + s * L::kStage;
+            word(it, w);
+            mbarArriveExpectTx(fullBar + s * 8, kTileBytes);
+            load(w.tile, kt, stage, stage + BM * 32, fullBar + s * 8);
+          }
+      }
+      return;
     }
-    // Ready stage kt % STAGES for the tensor cores: every producer's copies (TMA: the
+    // Ready stage it % STAGES for the tensor cores: every producer's copies (TMA: the
     // tile's tensor copies) have landed; for 3xTF32 write the small parts.
-    auto publish = [&](int kt) {
-      const int s = kt % STAGES;
+    auto publish = [&](int it) {
+      const int s = it % STAGES;
       if constexpr (TMA)
-        mbarWait(landedBar + s * 8, (kt / STAGES) & 1);
+        mbarWait(landedBar + s * 8, (it / STAGES) & 1);
       if constexpr (kX3) {
         if constexpr (!TMA)
           namedBarrier(1, kProducerThreads);
@@ -326,118 +508,145 @@ __device__ __forceinline__ bool mainLoop(float (&acc)[BN / 8][4], float *base, i
       fenceProxyAsync();
       mbarArrive(fullBar + s * 8);
     };
-    // Tile kt - 1 is published after tile kt's copies are issued, so that they overlap.
-    // Waiting for stage kt's release needs tile kt - STAGES + 1 published: with two stages
-    // that is tile kt - 1 itself, which is then published first.
-    for (int kt = 0; kt < KTILES; ++kt) {
-      const int s = kt % STAGES;
-      if (kt >= STAGES) {
-        if constexpr (STAGES == 2) {
+    // k tile it - 1 is published after k tile it's copies are issued, so that they overlap.
+    // Waiting for stage it's release needs k tile it - STAGES + 1 published: with two stages
+    // that is k tile it - 1 itself, which is then published first.
+    int it = 0;
+    for (Work w; sched.next(w);)
+      for (int kt = w.k0; kt < w.k1; ++kt, ++it) {
+        const int s = it % STAGES;
+        if (it >= STAGES) {
+          if constexpr (STAGES == 2) {
+            if constexpr (!TMA)
+              mma::cpAsyncWait<0>();
+            publish(it - 1);
+          }
+          mbarWait(emptyBar + s * 8, (it / STAGES - 1) & 1);
+        }
+        float *stage = base + s * L::kStage;
+        if (tid == 0)
+          word(it, w);
+        if constexpr (TMA) {
+          if (tid == 0) {
+            mbarArriveExpectTx(landedBar + s * 8, kTileBytes);
+            load(w.tile, kt, stage, stage + BM * 32, landedBar + s * 8);
+          }
+        } else {
+          load(w.tile, kt, stage, stage + BM * 32, tid);
+          mma::cpAsyncCommit();
+        }
+        if (it > 0 && (STAGES > 2 || it < STAGES)) {
           if constexpr (!TMA)
-            mma::cpAsyncWait<0>();
-          publish(kt - 1);
+            mma::cpAsyncWait<1>();
+          publish(it - 1);
         }
-        mbarWait(emptyBar + s * 8, (kt / STAGES - 1) & 1);
       }
-      float *stage = base + s * L::kStage;
-      if constexpr (TMA) {
-        if (tid == 0) {
-          mbarArriveExpectTx(landedBar + s * 8, kTileBytes);
-          load(kt, stage, stage + BM * 32, landedBar + s * 8);
-        }
-      } else {
-        load(kt, stage, stage + BM * 32, tid);
-        mma::cpAsyncCommit();
-      }
-      if (kt > 0 && (STAGES > 2 || kt < STAGES)) {
-        if constexpr (!TMA)
-          mma::cpAsyncWait<1>();
-        publish(kt - 1);
-      }
+    if (it > 0) {
+      if constexpr (!TMA)
+        mma::cpAsyncWait<0>();
+      publish(it - 1);
     }
-    if constexpr (!TMA)
-      mma::cpAsyncWait<0>();
-    publish(KTILES - 1);
-    return false;
+    return;
   }
 
+  if constexpr (kShiftRegisters)
+    setMaxRegisters<kLoopConsumerRegs, true>();
   const int wg = tid / 128 - 1;
-#pragma unroll
-  for (int i = 0; i < BN / 8; ++i)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      acc[i][r] = 0.f;
-  for (int kt = 0; kt < KTILES; ++kt) {
-    const int s = kt % STAGES;
-    mbarWait(fullBar + s * 8, (kt / STAGES) & 1);
-    const unsigned a = smem0 + (s * L::kStage + wg * 64 * 32) * 4;
-    const unsigned b = smem0 + (s * L::kStage + BM * 32) * 4;
-    if constexpr (MATH == mma::kMathTf32x3) {
-      // A's parts are formed in registers from the stage (the producer forms only B's small
-      // parts): thread (w, g, t) reads its fragment rows 16 w + g (+8), k = 8 kk + t (+4).
-      // All three products take A from registers, so the tensor cores read only B from
-      // shared memory (A through descriptors cost a quarter of the shared-memory bandwidth).
-      const float *aTile = base + s * L::kStage + wg * 64 * 32;
-      const int lane = tid & 31, row = (tid / 32 % 4) * 16 + lane / 4, t = lane % 4;
-      unsigned aBig[4][4], aSmall[4][4];
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        const int k = kk * 8 + t;
-        const float v[4] = {aTile[swizzled(row, k)], aTile[swizzled(row + 8, k)],
-                            aTile[swizzled(row, k + 4)], aTile[swizzled(row + 8, k + 4)]};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          aBig[kk][i] = __float_as_uint(v[i]) & 0xffffe000u;
-          aSmall[kk][i] = __float_as_uint(smallPart(v[i]));
-        }
-      }
-      // The tensor cores' fp32 accumulation drifts over a long K (rel. error 6e-5 at K 8192
-      // in one chain): each k tile is summed from zero, its 12 products into `part`, and
-      // added to acc with ordinary rounding. The other consumer warpgroup keeps the tensor
-      // cores busy while this one waits and adds.
-      const unsigned bSmall = smem0 + (s * L::kStage + L::kRaw) * 4;
-      float part[BN / 8][4];
-      // Two consumer warpgroups take turns at issuing a k tile's products (barrier 3: the
-      // first has issued tile kt, the second may; barrier 4: the second has, the first may
-      // issue kt + 1), so that the tensor cores run one warpgroup's products while the other
-      // waits for its own, adds them and forms its next A parts; issued together, both
-      // finished together and left the tensor cores idle during that work.
-      if constexpr (kConsumers == 256) {
-        namedBarrierIf<3, kConsumers, false>(wg == 1);
-        namedBarrierIf<4, kConsumers, false>(wg == 0 && kt > 0);
-      }
-      wgmmaFence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        wgmmaTf32(part, aSmall[kk], descriptor(b + kk * 32), kk > 0);
-        wgmmaTf32(part, aBig[kk], descriptor(bSmall + kk * 32), 1);
-        wgmmaTf32(part, aBig[kk], descriptor(b + kk * 32), 1);
-      }
-      wgmmaCommit();
-      if constexpr (kConsumers == 256) {
-        namedBarrierIf<3, kConsumers, true>(wg == 0);
-        namedBarrierIf<4, kConsumers, true>(wg == 1 && kt + 1 < KTILES);
-      }
-      wgmmaWait<0>();
-      mbarArrive(emptyBar + s * 8);
+  const int kTotal = sched.kTiles();
+  // Pieces in the loop's structure, the piece's k tiles in an inner loop and its finish after
+  // it: with the finish under a branch inside one loop over all k tiles, ptxas serialised
+  // the wgmmas (C7520, "compiler-inserted WG.AR in divergent path").
+  for (int it = 0; it < kTotal;) {
+    const int itEnd = sched.pieceEnd(it);
+    if (kX3 && sched.headAt(it)) {
+      start(tid - kProducerThreads);
+    } else {
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
-          acc[i][r] += part[i][r];
-    } else {
-      wgmmaFence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        wgmmaTf32(acc, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
-      wgmmaCommit();
-      wgmmaWait<1>();
-      if (kt > 0)
-        mbarArrive(emptyBar + ((kt - 1) % STAGES) * 8);
+          acc[i][r] = 0.f;
     }
+    for (const int itFirst = it; it < itEnd; ++it) {
+      const int s = it % STAGES;
+      mbarWait(fullBar + s * 8, (it / STAGES) & 1);
+      const unsigned a = smem0 + (s * L::kStage + wg * 64 * 32) * 4;
+      const unsigned b = smem0 + (s * L::kStage + BM * 32) * 4;
+      if constexpr (kX3) {
+        // A's parts are formed in registers from the stage (the producer forms only B's
+        // small parts): thread (w, g, t) reads its fragment rows 16 w + g (+8), k = 8 kk + t
+        // (+4). All three products take A from registers, so the tensor cores read only B
+        // from shared memory (A through descriptors cost a quarter of the shared-memory
+        // bandwidth).
+        const float *aTile = base + s * L::kStage + wg * 64 * 32;
+        const int lane = tid & 31, row = (tid / 32 % 4) * 16 + lane / 4, t = lane % 4;
+        unsigned aBig[4][4], aSmall[4][4];
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          const int k = kk * 8 + t;
+          const float v[4] = {aTile[swizzled(row, k)], aTile[swizzled(row + 8, k)],
+                              aTile[swizzled(row, k + 4)], aTile[swizzled(row + 8, k + 4)]};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            aBig[kk][i] = __float_as_uint(v[i]) & 0xffffe000u;
+            aSmall[kk][i] = __float_as_uint(smallPart(v[i]));
+          }
+        }
+        // The tensor cores' fp32 accumulation drifts over a long K (rel. error 6e-5 at K
+        // 8192 in one chain): each k tile is summed from zero, its 12 products into `part`,
+        // and added to acc with ordinary rounding. The other consumer warpgroup keeps the
+        // tensor cores busy while this one waits and adds.
+        const unsigned bSmall = smem0 + (s * L::kStage + L::kRaw) * 4;
+        float part[BN / 8][4];
+        // Two consumer warpgroups take turns at issuing a k tile's products (barrier 3: the
+        // first has issued k tile it, the second may; barrier 4: the second has, the first
+        // may issue it + 1), so that the tensor cores run one warpgroup's products while the
+        // other waits for its own, adds them and forms its next A parts; issued together,
+        // both finished together and left the tensor cores idle during that work. The turns
+        // run on across pieces.
+        if constexpr (kConsumers == 256) {
+          namedBarrierIf<3, kConsumers, false>(wg == 1);
+          namedBarrierIf<4, kConsumers, false>(wg == 0 && it > 0);
+        }
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          wgmmaTf32(part, aSmall[kk], descriptor(b + kk * 32), kk > 0);
+          wgmmaTf32(part, aBig[kk], descriptor(bSmall + kk * 32), 1);
+          wgmmaTf32(part, aBig[kk], descriptor(b + kk * 32), 1);
+        }
+        wgmmaCommit();
+        if constexpr (kConsumers == 256) {
+          namedBarrierIf<3, kConsumers, true>(wg == 0);
+          namedBarrierIf<4, kConsumers, true>(wg == 1 && it + 1 < kTotal);
+        }
+        wgmmaWait<0>();
+        mbarArrive(emptyBar + s * 8);
+#pragma unroll
+        for (int i = 0; i < BN / 8; ++i)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][r] += part[i][r];
+      } else {
+        wgmmaFence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk)
+          wgmmaTf32(acc, descriptor(a + kk * 32), descriptor(b + kk * 32), 1);
+        wgmmaCommit();
+        wgmmaWait<1>();
+        // The stage before: its wgmmas have completed.
+        if (it > itFirst)
+          mbarArrive(emptyBar + ((it - 1) % STAGES) * 8);
+      }
+    }
+    if constexpr (!kX3) {
+      // The piece's last stage: its wgmmas are the ones still in flight.
+      wgmmaWait<0>();
+      mbarArrive(emptyBar + ((it - 1) % STAGES) * 8);
+    }
+    const int2 word = words[((it - 1) / STAGES & 1) * STAGES + (it - 1) % STAGES];
+    finish(word.x, Part(word.y), tid - kProducerThreads);
   }
-  wgmmaWait<0>();
-  return true;
 }
 
 } // namespace sm90

@@ -2,7 +2,9 @@
 //
 // Checks a GemmSpec, picks the engine and block tile and writes the prologue of a
 // templates/gemm.cuh kernel. On sm_90a, products whose B is [N, K] with 16-byte rows run on
-// the wgmma engine with the tile of least predicted time (chooseWgmmaTile). Otherwise
+// the wgmma engine with the tile of least predicted time (chooseWgmmaTile); unbatched ones on
+// 128-row tiles as a persistent kernel whose last partial wave is split by k tiles
+// (stream-K), with its workspace in slot 5. Otherwise
 // (mma.sync) large products get 128x128x32 tiles with eight warps in three cp.async stages
 // (128x64 when N is at most 64); small ones 64x64 with four warps so that more blocks fill
 // the machine. With a norm tail
@@ -47,12 +49,21 @@ int64_t batchCount(const GemmSpec &s) {
 }
 
 /// Shared memory of the wgmma engine for a tile (wgmma.cuh's Layout: A and B per stage, B's
-/// small parts too in 3xTF32, the barriers and 1 KiB for alignment).
+/// small parts too in 3xTF32, three barriers and two work words per stage, 1 KiB for
+/// alignment; then gemm.cuh's row reduction scratch, a float per tile row).
 int wgmmaSharedBytes(const GemmSpec &s, const GemmTile &t) {
   int stage = (t.bm + t.bn) * 32 * 4;
   if (tensorCoreMathConstant(s.math) == 2)
     stage += t.bn * 32 * 4;
-  return t.stages * stage + 3 * t.stages * 8 + 1024;
+  int scratch = s.rowReduce != GemmSpec::RowReduce::None ? t.bm * 4 : 0;
+  return t.stages * (stage + 5 * 8) + 1024 + scratch;
+}
+
+/// Whether the tile runs as a persistent kernel: the wgmma engine on one block per SM (the
+/// runtime launches at most one block per SM, which would halve two-block tiles) and no
+/// batch (one tile numbering; a batch would need tensor maps with broadcast strides too).
+bool persistentTile(const GemmTile &t, int64_t batch) {
+  return t.wgmma && t.persistent && t.minBlocks == 1 && batch == 1;
 }
 
 } // namespace
@@ -111,8 +122,12 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
     if (s.normGroupCols > 0 && t.bn * t.bm / 128 > 128)
       continue;
     int64_t blocks = (s.M + t.bm - 1) / t.bm * ((s.N + t.bn - 1) / t.bn) * batch;
-    int64_t waves = (blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks);
-    double cost = double(waves) * t.minBlocks * t.bm * t.bn / c.efficiency;
+    // Persistent tiles split their last partial wave by k tiles (stream-K), so their time
+    // follows the tile count, not the waves; one-tile-per-block launches pay whole waves.
+    double waves = persistentTile(t, batch)
+                       ? std::max(1.0, double(blocks) / kGemmStreamKBlocks)
+                       : double((blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks));
+    double cost = waves * t.minBlocks * t.bm * t.bn / c.efficiency;
     if (cost < bestCost) {
       bestCost = cost;
       best = t;
@@ -173,6 +188,20 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
                      std::to_string(maxNorm) + ")");
   if (s.M > std::numeric_limits<int>::max() / batch || s.N > std::numeric_limits<int>::max())
     return makeError(name + ": gemm too large for 32-bit row and column indices");
+  const int64_t tiles = (s.M + tile.bm - 1) / tile.bm * ((s.N + tile.bn - 1) / tile.bn);
+  const bool persistent = persistentTile(tile, batch);
+  if (persistent && tiles > std::numeric_limits<int>::max())
+    return makeError(name + ": " + std::to_string(tiles) + " tiles, too many for one grid");
+  // The stream-K workspace: one partial tile and one flag per block, for grids of up to
+  // kGemmStreamKBlocks blocks; with no more tiles than that the runtime never launches a
+  // grid that splits. A TF32 Head adds the other block's sums after its k tiles, beside the
+  // epilogue's values: with a row reduction, 128 accumulators a thread (128 x 256) spilled 8
+  // bytes, so those tiles deal every tile out whole (the planner gives row reductions only
+  // with a norm tail, which keeps them off such tiles anyway).
+  const bool wideRowReduce =
+      s.rowReduce != GemmSpec::RowReduce::None && tile.bm * tile.bn > 128 * 128;
+  const int64_t streamKSlots =
+      persistent && tiles > kGemmStreamKBlocks && !wideRowReduce ? kGemmStreamKBlocks : 0;
 
   const int threads = 32 * tile.warpsM * tile.warpsN;
   const int aVec = s.K % 4 == 0 ? 4 : 1, bVec = (s.bTransposed ? s.K : s.N) % 4 == 0 ? 4 : 1;
@@ -227,6 +256,13 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   const bool tma = tile.wgmma && tile.tma && batch == 1;
   w.constantBool("kTma", tma);
   w.constant("kGroupM", tile.wgmma ? std::max(1, tile.groupM) : 1);
+  w.constantBool("kPersistent", persistent);
+  w.constant("kStreamKSlots", streamKSlots);
+  int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
+  const unsigned sharedBytes = tile.wgmma
+                                   ? unsigned(wgmmaSharedBytes(s, tile))
+                                   : unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
+  w.constant("kSharedBytes", int64_t(sharedBytes));
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PostNorm", s.postNorm);
 
@@ -236,6 +272,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   k.source = w.finish();
   k.launch.grid = {unsigned((s.N + tile.bn - 1) / tile.bn), unsigned((s.M + tile.bm - 1) / tile.bm),
                    unsigned(batch)};
+  if (persistent) {
+    k.launch.grid = {unsigned(tiles), 1, 1};
+    k.launch.persistent = true;
+  }
   k.launch.block = {unsigned(threads + (tile.wgmma ? 128 : 0)), 1, 1};
   if (tma)
     for (auto [slot, rows, boxRows] : {std::tuple{0, s.M, tile.bm}, std::tuple{1, s.N, tile.bn}}) {
@@ -248,15 +288,15 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
       t.swizzle128 = true;
       k.launch.tensorMaps.push_back(t);
     }
-  int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
-  k.launch.sharedBytes = tile.wgmma ? unsigned(wgmmaSharedBytes(s, tile))
-                                    : unsigned(tile.stages * (tile.bm * (tile.bk + 4) + bStage) * 4);
-  k.tileConfig = tileName() + ", " +
-                 (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
-                             : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
-                 ", " + std::to_string(tile.stages) + " stages" + (tma ? " (TMA)" : "") + ", " +
-                 tensorCoreMathName(s.math) +
-                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "");
+  k.launch.sharedBytes = sharedBytes;
+  k.tileConfig =
+      tileName() + ", " +
+      (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
+                  : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
+      ", " + std::to_string(tile.stages) + " stages" + (tma ? " (TMA)" : "") + ", " +
+      tensorCoreMathName(s.math) +
+      (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+      (persistent ? (streamKSlots ? ", persistent, stream-K tail" : ", persistent") : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
   k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);
@@ -282,6 +322,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
                                                        : WorkspaceNeed::Init::Zero);
     k.workspace.push_back({4, 4 * batch * s.M, init, "per-row reduction (float)"});
   }
+  if (streamKSlots > 0)
+    k.workspace.push_back({5, streamKSlots * (int64_t(tile.bm) * tile.bn * 4 + 4),
+                           WorkspaceNeed::Init::Zero,
+                           "stream-K partial tiles (float) and their flags, one per block"});
   return k;
 }
 

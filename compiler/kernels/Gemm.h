@@ -19,8 +19,12 @@ namespace sinter {
 
 /// The gemm kernel for `s`. Launch: grid (ceil(N / BN), ceil(M / BM), batch count), block
 /// 32 * warps, dynamic shared memory as given (over 48 KiB: the loader must raise the
-/// kernel's limit). s.math Ffma is computed as 3xTF32, which is as accurate. With a row
-/// reduction, slot 4 must hold float[batch * M] initialised to the reduction's identity.
+/// kernel's limit). On the wgmma engine an unbatched product on one block per SM is
+/// persistent instead (grid [tiles, 1, 1], LaunchConfig::persistent) and, with more than
+/// kGemmStreamKBlocks tiles, needs slot 5 zeroed before each launch (KernelSource::workspace:
+/// the stream-K partial tiles and their flags). s.math Ffma is
+/// computed as 3xTF32, which is as accurate. With a row reduction, slot 4 must hold
+/// float[batch * M] initialised to the reduction's identity.
 /// Fails, naming the kernel, on inconsistent sizes or a norm group the tiles cannot hold
 /// (normGroupCols must be a multiple of 8 dividing N and at most 128).
 llvm::Expected<KernelSource> emitGemm(const GemmSpec &s);
@@ -39,7 +43,17 @@ struct GemmTile {
   /// wgmma engine: consecutive blocks cover this many tile rows before the next tile column
   /// (1: row by row).
   int groupM = 8;
+  /// wgmma engine, unbatched products on one block per SM: a persistent launch (each block
+  /// takes tiles in turn) whose last partial wave is split by k tiles over all the blocks
+  /// (stream-K); false: one block per tile.
+  bool persistent = true;
 };
+
+/// The most blocks a persistent gemm kernel splits its tail over: the SM count of the largest
+/// Hopper parts (H100 SXM, H200), since the runtime launches min(tiles, SM count) blocks.
+/// The kernel's workspace holds one partial tile per block up to this count; larger grids
+/// deal every tile out whole.
+constexpr int kGemmStreamKBlocks = 132;
 
 /// Whether `s` can run on the wgmma engine: the target has it, B is [N, K], and every row and
 /// batch offset keeps 16-byte copies aligned.

@@ -404,6 +404,59 @@ inline std::vector<GemmCase> gemmCases() {
     g.spec.batchStrideC = {3 * 70 * 72, 70 * 72};
     gs.push_back(g);
   }
+  // More tiles than the H200's 132 SMs, so that the persistent kernel splits its tail by k
+  // tiles (stream-K) on the natural grid too: partial tiles in M, N and K, a bias and relu
+  // (156 tiles of 128 x 128, 7 k tiles); a norm tail with the row minimum (136 tiles, 3 k
+  // tiles); TF32 with a row sum (144 tiles of 128 x 256, 17 k tiles, dealt out whole on that
+  // tile: split on 128 x 128) and TF32 with bias and affine (135 tiles of 128 x 256, 10 k
+  // tiles). The harness also runs them on forced block counts.
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_streamk_odd";
+    g.spec.M = 1543;
+    g.spec.N = 1500;
+    g.spec.K = 200;
+    g.spec.hasBias = true;
+    g.spec.epilogue = functor("relu");
+    g.epilogue = "relu";
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_streamk_norm_min";
+    g.spec.M = 2100;
+    g.spec.N = 1024;
+    g.spec.K = 96;
+    g.spec.hasBias = true;
+    g.spec.normGroupCols = 32;
+    g.spec.rowReduce = GemmSpec::RowReduce::Min;
+    g.spec.postNorm = functor("relu");
+    g.postNorm = "relu";
+    g.spec.storeOutput = false;
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_streamk_tf32";
+    g.spec.M = 2000;
+    g.spec.N = 2304;
+    g.spec.K = 520;
+    g.spec.math = MathMode::Tf32;
+    g.spec.rowReduce = GemmSpec::RowReduce::Sum;
+    gs.push_back(g);
+  }
+  {
+    GemmCase g;
+    g.spec.kernelName = "linear_streamk_tf32_wide";
+    g.spec.M = 1900;
+    g.spec.N = 2200;
+    g.spec.K = 300;
+    g.spec.math = MathMode::Tf32;
+    g.spec.hasBias = true;
+    g.spec.epilogue = functor("affine");
+    g.epilogue = "affine";
+    gs.push_back(g);
+  }
   for (MathMode m : {MathMode::Tf32, MathMode::Tf32x3}) {
     GemmCase g;
     g.spec.kernelName = m == MathMode::Tf32 ? "linear_8192_tf32" : "linear_8192_tf32x3";

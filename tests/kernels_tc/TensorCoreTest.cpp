@@ -389,8 +389,9 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
                          ::testing::Range(size_t(0), convCases().size()));
 
-// Every case that fits the wgmma engine, on every tile the chooser can pick, compiles for
-// sm_90a without spilling.
+// Every case that fits the wgmma engine, on every tile the chooser can pick and with and
+// without the persistent launch, compiles for sm_90a without spilling and without ptxas
+// serialising its wgmmas (its resource report is read).
 class WgmmaGemmCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
   GemmCase g = gemmCases()[GetParam()];
@@ -400,27 +401,55 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
   auto chosen = emitGemm(g.spec);
   ASSERT_TRUE(bool(chosen)) << llvm::toString(chosen.takeError());
   EXPECT_NE(chosen->tileConfig.find("wgmma"), std::string::npos) << chosen->tileConfig;
-  for (const GemmTile &t : wgmmaTiles(g.spec.math)) {
-    auto k = emitGemm(g.spec, t);
-    if (!k) { // a tile that cannot hold the norm groups is refused, never miscompiled
-      std::string e = llvm::toString(k.takeError());
-      EXPECT_NE(e.find("not one the engine runs"), std::string::npos) << e;
-      continue;
+  EXPECT_EQ(nvrtcCompile(chosen->source, "sm_90a", true), "") << chosen->tileConfig;
+  for (GemmTile t : wgmmaTiles(g.spec.math))
+    for (bool persistent : {true, false}) {
+      t.persistent = persistent;
+      auto k = emitGemm(g.spec, t);
+      if (!k) { // a tile that cannot hold the norm groups is refused, never miscompiled
+        std::string e = llvm::toString(k.takeError());
+        EXPECT_NE(e.find("not one the engine runs"), std::string::npos) << e;
+        continue;
+      }
+      int registers = 0;
+      EXPECT_EQ(nvrtcCompile(k->source, "sm_90a", true, &registers), "")
+          << g.spec.kernelName << " " << k->tileConfig;
+      // Two consumer warpgroups take the producer's registers (setmaxnreg 40 / 232), which
+      // only adds up if the block launches with the 168 a thread that 384 threads allow: with
+      // fewer the consumers' request would wait for ever.
+      if (t.bm == 128)
+        EXPECT_EQ(registers, 168) << g.spec.kernelName << " " << k->tileConfig;
     }
-    EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "") << g.spec.kernelName << " " << k->tileConfig;
-  }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaGemmCompile,
                          ::testing::Range(size_t(0), gemmCases().size()));
 
 /// A case's launches for the harness: its kernels, launched in order on the same buffers
 /// (several for the output phases of a strided transposed convolution).
-/// The workspace slots a kernel needs: {slot, bytes}, shared by slot among a case's kernels.
+/// The workspace slots a kernel needs: {slot, bytes, fill}, shared by slot among a case's
+/// kernels; fill ("none", "zero", "+inf", "-inf") is what the planner's fill step writes
+/// before every launch.
 nlohmann::json workspaceJson(const KernelSource &k) {
   nlohmann::json list = nlohmann::json::array();
-  for (const WorkspaceNeed &need : k.workspace)
-    if (need.slot != 4) // the statistics slot is the harness's own
-      list.push_back({{"slot", need.slot}, {"bytes", need.bytes}});
+  for (const WorkspaceNeed &need : k.workspace) {
+    if (need.slot == 4) // the statistics / row reduction slot is the harness's own
+      continue;
+    const char *fill = "none";
+    switch (need.init) {
+    case WorkspaceNeed::Init::None:
+      break;
+    case WorkspaceNeed::Init::Zero:
+      fill = "zero";
+      break;
+    case WorkspaceNeed::Init::PlusInf:
+      fill = "+inf";
+      break;
+    case WorkspaceNeed::Init::MinusInf:
+      fill = "-inf";
+      break;
+    }
+    list.push_back({{"slot", need.slot}, {"bytes", need.bytes}, {"fill", fill}});
+  }
   return list;
 }
 
@@ -511,7 +540,8 @@ TEST(Dump, ForGpuHarness) {
         gemms.push_back(g);
       }
   // Every case that fits the wgmma engine also runs on it with the chosen tile (name suffix
-  // _wg) and, unless benchmarked, on every other wgmma tile (suffix _wgt<i>).
+  // _wg), unbatched ones also with the other copy path (_wgcp / _wgtma), and, unless
+  // benchmarked, on every other wgmma tile (suffix _wgt<i>).
   std::map<std::string, GemmTile> forcedTiles;
   for (size_t i = 0, e = gemms.size(); i < e; ++i) {
     GemmCase g = gemms[i];
@@ -521,13 +551,23 @@ TEST(Dump, ForGpuHarness) {
     std::string name = g.spec.kernelName;
     g.spec.kernelName = name + "_wg";
     gemms.push_back(g);
-    if (g.bench) { // the chosen tile also with the other copy path (_wgcp: cp.async, _wgtma)
+    // The chosen tile also with the other copy path (_wgcp: cp.async, _wgtma): for every
+    // unbatched case, so that the persistent producer's copies meet the stream-K tail too.
+    if (g.bench || g.spec.batchShape.empty()) {
       GemmTile other = chooseWgmmaTile(g.spec);
       other.tma = !other.tma;
       g.spec.kernelName = name + (other.tma ? "_wgtma" : "_wgcp");
       forcedTiles[g.spec.kernelName] = other;
       gemms.push_back(g);
-      // and with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
+    }
+    if (g.bench) {
+      // one block per tile (_wgnp: the launch before the persistent scheduler), and
+      GemmTile plain = chooseWgmmaTile(g.spec);
+      plain.persistent = false;
+      g.spec.kernelName = name + "_wgnp";
+      forcedTiles[g.spec.kernelName] = plain;
+      gemms.push_back(g);
+      // with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
       for (int groupM : {1, 4, 16}) {
         GemmTile grouped = chooseWgmmaTile(g.spec);
         grouped.groupM = groupM;
