@@ -7,10 +7,18 @@ have several kernels, launched in order: the output phases of a strided transpos
 launches each kernel through the CUDA driver API (ctypes) with torch tensors bound to the
 sinter::Buffers slots, and compares against a float64 torch reference on fresh random data:
 relative L2 error of y / C, of the per-(n,c) statistics and of the row reduction. Outputs
-are poisoned with NaN before every launch. Cases marked `bench` are timed with CUDA events
-(median of many launches after warm-up) next to PyTorch doing the same graph.
+are poisoned with NaN before every launch. Workspace slots a kernel declares are filled as
+the planner's fill steps do (zeros for the persistent GEMM's stream-K slots) before every
+launch. Persistent kernels run on min(tiles, SM count) blocks, as the runtime launches them,
+and persistent GEMMs are checked again on forced block counts (--grids for small cases,
+--bench-grids for benchmarked ones), so that their tails split in many ways. Cases marked
+`bench` are timed with CUDA events (median of many launches after warm-up) next to PyTorch
+doing the same graph; --ab times GEMM cases of one shape in alternating rounds on the same
+data (e.g. a committed baseline's cubins from --extra-dir against the new ones).
 
-usage: tc_check.py DIR [--reps N] [--only SUBSTR[,SUBSTR...]] [--kind conv|gemm]
+usage: tc_check.py DIR [--extra-dir DIR2] [--reps N] [--only SUBSTR[,SUBSTR...]]
+                   [--kind conv|gemm] [--grids N,N,...] [--bench-grids N,...]
+                   [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only]
 """
 import argparse, ctypes, json, os, subprocess, sys, math
 import torch
@@ -69,6 +77,16 @@ class Kernel:
                                self.smem, stream, params, None), "launch")
 
 
+SMS = None
+
+
+def sm_count():
+    global SMS
+    if SMS is None:
+        SMS = torch.cuda.get_device_properties(0).multi_processor_count
+    return SMS
+
+
 class Launches:
     """The kernels of one case, launched in order on the same buffers (a strided transposed
     convolution runs as one kernel per output phase)."""
@@ -78,23 +96,34 @@ class Launches:
                    for kk in case["kernels"]]
         self.regs = max(k.regs for k, _ in self.ks)
         # Workspace the kernels share by slot (e.g. the weight rows a conv's pack kernel
-        # writes for the kernels after it).
-        sizes = {}
+        # writes for the kernels after it), and the fill the planner gives it before a launch.
+        sizes, self.fills = {}, {}
         for _, kk in self.ks:
             for need in kk.get("workspace", []):
                 sizes[need["slot"]] = max(sizes.get(need["slot"], 0), need["bytes"])
+                self.fills[need["slot"]] = need.get("fill", "none")
         self.workspace = {slot: torch.empty(n, dtype=torch.uint8, device="cuda")
                           for slot, n in sizes.items()}
+        self.persistent = any(kk.get("persistent") for _, kk in self.ks)
+        self.tiles = max((kk["grid"][0] for _, kk in self.ks if kk.get("persistent")), default=0)
 
-    def launch(self, slots):
+    def launch(self, slots, blocks=None):
+        """blocks: the block count of persistent kernels (default min(tiles, SM count), as the
+        runtime launches them)."""
         slots = list(slots)
         for slot, t in self.workspace.items():
             if slots[slot] is None:
                 slots[slot] = t
+        for slot, fill in self.fills.items():
+            t = self.workspace[slot]
+            if fill == "zero":
+                t.zero_()
+            elif fill in ("+inf", "-inf"):
+                t.view(torch.float32).fill_(float(fill + "inity"))
         for k, kk in self.ks:
             grid = list(kk["grid"])
-            if kk.get("persistent"):  # as the runtime launches it: at most one block per SM
-                grid[0] = min(grid[0], torch.cuda.get_device_properties(0).multi_processor_count)
+            if kk.get("persistent"):
+                grid[0] = min(grid[0], sm_count()) if blocks is None else blocks
             k.launch(grid, kk["block"], slots, kk.get("tensor_maps", ()))
 
 
@@ -193,7 +222,7 @@ def run_conv(c, k, reps, rows):
     del xd, wd, ref
 
 
-def run_gemm(c, k, reps, rows):
+def run_gemm(c, k, reps, rows, grids=(), bench_grids=()):
     dev = "cuda"
     M, N, K = c["M"], c["N"], c["K"]
     bs = c["batchShape"]
@@ -217,8 +246,6 @@ def run_gemm(c, k, reps, rows):
         init = {1: float("inf"), 2: float("-inf"), 3: 0.0}[rr]
         red = torch.full((nb * M,), init, device=dev)
     slots = [A, B, bias, C, red, None, gamma, beta] + [None] * 8
-    k.launch(slots)
-    torch.cuda.synchronize()
     Ad, Bd = A.double(), B.double()
     ref = Ad @ (Bd.transpose(-1, -2) if c["bTransposed"] else Bd)
     ref = ref.expand(*bs, M, N) if bs else ref
@@ -234,17 +261,44 @@ def run_gemm(c, k, reps, rows):
         if c["affine"]:
             ref = ref * gamma.double() + beta.double()
         ref = epi(c["postNorm"], ref)
-    err = {}
-    if c["store"]:
-        err["C"] = rel(C, ref)
+    want = None
     if rr:
         flat = ref.reshape(-1, N)
         want = {1: lambda t: t.min(-1).values, 2: lambda t: t.max(-1).values,
                 3: lambda t: t.sum(-1)}[rr](flat)
-        err["rowred"] = rel(red, want)
+
+    def check(blocks=None):
+        """Poisons the outputs, launches on `blocks` blocks (persistent kernels; None: as the
+        runtime does) and returns the errors against the float64 reference."""
+        if C is not None:
+            C.fill_(float("nan"))
+        if red is not None:
+            red.fill_(init)
+        k.launch(slots, blocks)
+        torch.cuda.synchronize()
+        e = {}
+        if c["store"]:
+            e["C"] = rel(C, ref)
+        if rr:
+            e["rowred"] = rel(red, want)
+        return e
+
+    err = check()
+    # The persistent kernel on other block counts: tails split in other places, a tile among
+    # two blocks at other k tiles, more blocks than the workspace holds (every tile whole),
+    # more blocks than tiles (idle blocks).
+    grid_errs = {}
+    if k.persistent:
+        T = k.tiles
+        forced = list(bench_grids) if c["bench"] else list(grids) + [T - 1, T + 3]
+        for g in sorted({g for g in forced if 0 < g and g != min(T, sm_count())}):
+            e = check(g)
+            grid_errs[g] = max(e.values(), key=lambda v: (math.isnan(v), v))
     tol = TOL[c["math"]]
-    ok = all(v < tol for v in err.values())
+    ok = all(v < tol for v in list(err.values()) + list(grid_errs.values()))
     line = {"case": c["name"], "ok": ok, "tol": tol, "regs": k.regs, "tile": c["tile"], **err}
+    if grid_errs:
+        line["grids"] = {str(g): v for g, v in grid_errs.items()}
     if c["bench"]:
         def go():
             if red is not None:
@@ -269,36 +323,109 @@ def run_gemm(c, k, reps, rows):
             line["torch_linear_err"] = rel(ty, want + bias.double() if bias is not None else want)
             torch.backends.cuda.matmul.allow_tf32 = False
     rows.append(line)
-    del Ad, Bd, ref
+    del Ad, Bd
+
+
+def gemm_inputs(c):
+    """Random operands of a GEMM case for timing (no reference): the slots and the row
+    reduction's buffer and identity."""
+    M, N, K = c["M"], c["N"], c["K"]
+    assert not c["batchShape"] and c["bTransposed"], "--ab times unbatched linear layers"
+    A = torch.randn(M, K, device="cuda")
+    B = torch.randn(N, K, device="cuda") / math.sqrt(K)
+    bias = torch.randn(N, device="cuda") if c["bias"] else None
+    C = torch.empty(M, N, device="cuda") if c["store"] else None
+    rr = c["rowReduce"]
+    init = {0: 0.0, 1: float("inf"), 2: float("-inf"), 3: 0.0}[rr]
+    red = torch.full((M,), init, device="cuda") if rr else None
+    gamma, beta = torch.randn(N, device="cuda"), torch.randn(N, device="cuda")
+    return [A, B, bias, C, red, None, gamma, beta] + [None] * 8, red, init
+
+
+def ab_timing(cases, groups, rounds, reps):
+    """Times each group of GEMM cases of one shape in `rounds` alternating rounds on the same
+    data (the card's clocks and power state move between calls, less within a round)."""
+    out = []
+    for group in groups:
+        names = [n for n in group.split(",") if n]
+        missing = [n for n in names if n not in cases]
+        if missing:
+            print("ab: no case", missing, flush=True)
+            continue
+        cs = [cases[n] for n in names]
+        keys = ("M", "N", "K", "bias", "store", "rowReduce", "normCols", "math")
+        if any(tuple(x[k] for k in keys) != tuple(cs[0][k] for k in keys) for x in cs):
+            print("ab: cases of different shapes:", names, flush=True)
+            continue
+        slots, red, init = gemm_inputs(cs[0])
+        ks = [Launches(x["_dir"], x) for x in cs]
+        times = {n: [] for n in names}
+        for _ in range(rounds):
+            for n, k in zip(names, ks):
+                def go():
+                    if red is not None:
+                        red.fill_(init)
+                    k.launch(slots)
+                times[n].append(time_ms(go, reps))
+        for n, x in zip(names, cs):
+            ts = times[n]
+            line = {"ab": n, "tile": x["tile"], "ms": ts,
+                    "tflops": [x["flops"] / t / 1e9 for t in ts]}
+            out.append(line)
+            print(json.dumps(line), flush=True)
+        torch.cuda.empty_cache()
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
+    ap.add_argument("--extra-dir", action="append", default=[],
+                    help="another dump's folder (its cases.json and cubins), e.g. a baseline's")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", default="", help="cases whose name contains any of these "
                     "comma-separated substrings")
     ap.add_argument("--kind", default="", help="conv or gemm: only cases of that kind")
+    ap.add_argument("--grids", default="1,2,3,5,7,11,31,64,100,131,132,133",
+                    help="block counts every small persistent GEMM is checked on as well")
+    ap.add_argument("--bench-grids", default="97,131",
+                    help="block counts benchmarked persistent GEMMs are checked on as well")
+    ap.add_argument("--ab", default="", help="groups (';'-separated) of GEMM cases of one "
+                    "shape (','-separated) timed in alternating rounds")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ab-only", action="store_true", help="only the --ab timings")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     torch.manual_seed(1234)
     torch.zeros(1, device="cuda")  # the primary context becomes current
-    cases = json.load(open(os.path.join(a.dir, "cases.json")))
+    print(json.dumps({"device": torch.cuda.get_device_name(0), "sms": sm_count()}), flush=True)
+    cases = []
+    for d in [a.dir] + a.extra_dir:
+        for c in json.load(open(os.path.join(d, "cases.json"))):
+            c["_dir"] = d
+            cases.append(c)
+    grids = [int(g) for g in a.grids.split(",") if g]
+    bench_grids = [int(g) for g in a.bench_grids.split(",") if g]
     rows = []
-    for c in cases:
+    for c in cases if not a.ab_only else []:
         if (a.only and not any(o in c["name"] for o in a.only.split(","))) or (
                 a.kind and c["kind"] != a.kind):
             continue
         try:
-            k = Launches(a.dir, c)
-            (run_conv if c["kind"] == "conv" else run_gemm)(c, k, a.reps, rows)
+            k = Launches(c["_dir"], c)
+            if c["kind"] == "conv":
+                run_conv(c, k, a.reps, rows)
+            else:
+                run_gemm(c, k, a.reps, rows, grids, bench_grids)
         except Exception as e:  # report and go on with the next case
             rows.append({"case": c["name"], "ok": False, "error": str(e)[:300]})
             torch.cuda.synchronize()
         print(json.dumps(rows[-1]), flush=True)
         torch.cuda.empty_cache()
+    ab = ab_timing({c["name"]: c for c in cases}, [g for g in a.ab.split(";") if g], a.rounds,
+                   a.reps) if a.ab else []
     if a.out:
-        json.dump(rows, open(a.out, "w"), indent=1)
+        json.dump({"rows": rows, "ab": ab}, open(a.out, "w"), indent=1)
     print("\n%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % ("case", "ok", "err1", "err2", "err3", "regs", "ms", "TF/s"))
     for r in rows:
         errs = [v for kk, v in r.items() if kk in ("y", "C", "sum", "sumsq", "rowred")]
@@ -307,12 +434,18 @@ def main():
         print("%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % (
             r["case"][:28], r["ok"], f(errs[0]), f(errs[1]), f(errs[2]), r.get("regs", "-"),
             "%.3f" % r["ms"] if "ms" in r else "-", "%.1f" % r["tflops"] if "tflops" in r else "-"))
+        if "grids" in r:
+            worst = max(r["grids"].items(), key=lambda kv: (math.isnan(kv[1]), kv[1]))
+            print("    %d forced block counts, worst %s: %.2e" % (len(r["grids"]), worst[0], worst[1]))
         for kk in ("torch_graph_ms", "torch_conv_ms", "torch_conv_err", "torch_linear_ms",
                    "torch_linear_err"):
             if kk in r:
                 print("    %s = %.3g" % (kk, r[kk]))
         if "error" in r:
             print("    error:", r["error"])
+    for r in ab:
+        print("%-28s %s ms  %s TF/s  (%s)" % (r["ab"][:28], " ".join("%.3f" % t for t in r["ms"]),
+                                           " ".join("%.1f" % t for t in r["tflops"]), r["tile"]))
     sys.exit(0 if all(r["ok"] for r in rows) else 1)
 
 
