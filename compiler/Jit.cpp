@@ -19,7 +19,8 @@ std::string resolveArch(const JitOptions &options) {
 
 llvm::Expected<CompiledGraph> compileGraph(const Graph &graph, const JitOptions &options) {
   std::string arch = resolveArch(options);
-  auto pipeline = runPipeline(graph, {options.precision, arch, options.debug});
+  auto pipeline = runPipeline(
+      graph, {options.precision, arch, options.debug, options.normInKernelWherePossible});
   if (!pipeline)
     return pipeline.takeError();
 

@@ -37,6 +37,10 @@ struct JitOptions {
   ProgressFn progress;
   /// Log passes and IR (also SINTER_DEBUG=1).
   bool debug = false;
+  /// Finish every conv's group norm in the conv_mma kernel wherever it can, also where the
+  /// planner would not for speed (small (n, group)s): for tests of that kernel on small
+  /// graphs.
+  bool normInKernelWherePossible = false;
 };
 
 /// A graph compiled down to cubins.

@@ -65,6 +65,11 @@ struct LaunchConfig {
   /// The kernel strides over grid[0] units of work with gridDim.x blocks (grid[1], grid[2]
   /// are 1): it is launched with min(grid[0], SM count) blocks, one per SM.
   bool persistent = false;
+  /// Non-zero: the kernel's blocks wait on each other's work. It strides over grid[0] units
+  /// with gridDim.x blocks (grid[1], grid[2] are 1) and is launched with every block the GPU
+  /// holds at once (min(grid[0], blocks per SM x SMs)); it needs at least coResident of
+  /// them, and the runtime refuses a GPU that holds fewer.
+  unsigned coResident = 0;
   /// Tensor maps passed as the kernel's second parameter; none: a one-parameter kernel.
   llvm::SmallVector<TensorMapSpec, 2> tensorMaps;
 };
@@ -78,7 +83,9 @@ inline std::string launchText(const LaunchConfig &l) {
   };
   return "grid " + triple(l.grid) +
          (l.persistent ? " tiles, persistent (at most one block per SM)" : "") + " block " +
-         triple(l.block) + " dynamic smem " + std::to_string(l.sharedBytes) + " B";
+         triple(l.block) + " dynamic smem " + std::to_string(l.sharedBytes) + " B" +
+         (l.coResident ? ", needs " + std::to_string(l.coResident) + " blocks resident at once"
+                       : "");
 }
 
 /// A buffer a kernel needs zeroed or filled before it runs (statistics accumulators...).

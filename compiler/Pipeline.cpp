@@ -78,7 +78,8 @@ llvm::Expected<PipelineResult> runPipeline(const Graph &input, const PipelineOpt
     return err;
 
   if (auto err = runPass(r, debug, "plan+codegen", [&]() -> llvm::Expected<bool> {
-        auto plan = planGraph(r.graph, r.fusion, {options.precision, options.arch});
+        auto plan = planGraph(r.graph, r.fusion,
+                              {options.precision, options.arch, options.normInKernelWherePossible});
         if (!plan)
           return plan.takeError();
         r.plan = std::move(*plan);

@@ -23,6 +23,10 @@ struct PipelineOptions {
   /// Log each pass (with its time) and the IR after each pass that changed it; also on when
   /// the environment sets SINTER_DEBUG=1.
   bool debug = false;
+  /// Finish every conv's group norm in the conv_mma kernel wherever it can, also where the
+  /// planner would not for speed (small (n, group)s): for tests of that kernel on small
+  /// graphs.
+  bool normInKernelWherePossible = false;
 };
 
 /// What one pass did.

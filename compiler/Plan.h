@@ -25,6 +25,10 @@ namespace sinter {
 struct PlanOptions {
   Precision precision = Precision::Auto;
   std::string arch = "sm_90a";
+  /// Finish every conv's group norm in the conv_mma kernel wherever it can, also where the
+  /// planner would not for speed (small (n, group)s): for tests of that kernel on small
+  /// graphs.
+  bool normInKernelWherePossible = false;
 };
 
 /// One kernel of the plan with what `sinterc explain` tells about it.

@@ -321,7 +321,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   ValueId normIn = norm.operands[0].value;
   NormSpec ns = makeNormSpec(g, norm, "");
   if (grp.tail == TailKind::Norm && !igemm && spec.math == MathMode::Tf32 &&
-      convMmaFinishesNorm(spec, ns.groups, nullptr))
+      convMmaFinishesNorm(spec, ns.groups, nullptr, b.options.normInKernelWherePossible))
     return planConvNormInKernel(b, gi, spec, ns);
   int stats = b.workspace(g.values[normIn].name + ".stats", ns.N * ns.C * 2 * 8);
   b.fill(stats, kFillZero);

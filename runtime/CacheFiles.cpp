@@ -137,6 +137,8 @@ json launchToJson(const LaunchConfig &l) {
             {"shared_bytes", l.sharedBytes}};
   if (l.persistent)
     j["persistent"] = true;
+  if (l.coResident)
+    j["co_resident"] = l.coResident;
   for (const TensorMapSpec &t : l.tensorMaps) {
     json m = {{"slot", t.slot}, {"swizzle128", t.swizzle128}};
     for (unsigned d = 0; d < t.rank; ++d) {
@@ -158,6 +160,7 @@ LaunchConfig launchFromJson(const json &j) {
   }
   l.sharedBytes = j.at("shared_bytes").get<unsigned>();
   l.persistent = j.value("persistent", false);
+  l.coResident = j.value("co_resident", 0u);
   // Ranks outside 1 .. 5 and more than kMaxTensorMaps maps are left to validatePlan; a
   // missing entry throws json's out_of_range like every other missing field.
   if (j.contains("tensor_maps"))

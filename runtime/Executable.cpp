@@ -189,6 +189,23 @@ llvm::Error Executable::init() {
                           " bytes of dynamic shared memory for '" + k.name + "'"))
         return err;
     }
+    residentBlocks_.push_back(0);
+    if (launch.coResident > 0) {
+      int perSm = 0;
+      const unsigned threads = launch.block[0] * launch.block[1] * launch.block[2];
+      if (auto err = cuCheck(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                                 &perSm, fn, int(threads), size_t(launch.sharedBytes)),
+                             "asking how many blocks of '" + k.name + "' an SM holds"))
+        return err;
+      const int64_t resident = int64_t(perSm) * gpu_.info.smCount;
+      if (resident < int64_t(launch.coResident))
+        return makeError("kernel '" + k.name + "' needs " + std::to_string(launch.coResident) +
+                         " blocks resident at once (its blocks wait on each other's work); " +
+                         gpu_.info.name + " holds " + std::to_string(resident) + " (" +
+                         std::to_string(perSm) + " per SM x " +
+                         std::to_string(gpu_.info.smCount) + " SMs)");
+      residentBlocks_.back() = unsigned(resident);
+    }
   }
   workspaceOffset_.assign(plan_.buffers.size(), -1);
   for (size_t i = 0; i < plan_.buffers.size(); ++i) {
@@ -435,8 +452,9 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
         if (auto err = encodeTensorMaps(api, k, arg, maps))
           return err;
       const unsigned blocks =
-          l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
-                       : l.grid[0];
+          l.coResident   ? std::min(l.grid[0], residentBlocks_[st.kernel])
+          : l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
+                         : l.grid[0];
       if (auto err = cuCheck(api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
                                                 l.block[0], l.block[1], l.block[2], l.sharedBytes,
                                                 stream, params, nullptr),

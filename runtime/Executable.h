@@ -116,6 +116,8 @@ private:
   std::vector<CompiledKernel> cubins_;
   std::vector<CUmodule> modules_;
   std::vector<CUfunction> functions_;
+  /// Per kernel, the blocks the GPU holds at once (launches with LaunchConfig::coResident).
+  std::vector<unsigned> residentBlocks_;
   int64_t workspaceBytes_ = 0;
   std::vector<int64_t> workspaceOffset_; ///< per buffer; -1 unless allocated workspace
 

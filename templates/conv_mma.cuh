@@ -41,13 +41,15 @@
 // added with one double atomic per (n, c, block).
 //
 // With SINTER_CONV_MMA_NORM defined the kernel also finishes a group norm whose groups lie
-// within the convolution's groups (the kernel at the end of this file): the epilogue's values
-// are stored to y and summed, and once all of a (n, group)'s tiles are in, blocks normalise
-// its planes in place while they are still in L2, so y crosses DRAM once.
+// within the convolution's groups (the kernel at the end of this file): each block keeps
+// its units' epilogue values in its own shared memory, adds their statistics, and once all
+// of a unit's (n, group) is counted normalises and stores them, so y reaches memory once,
+// normalised, and never crosses L2 in between.
 //
-// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by the
-// ticket counter and a done count per (n, group) (unsigned), all zeroed by the planner), 5
-// and 8..15 for the epilogue (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue defines, in namespace
+// Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by a
+// count of the units done per (n, group) (unsigned), all zeroed by the planner), 5 and 8..15
+// for the epilogue (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue
+// defines, in namespace
 // cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
 // epilogue); with the norm also norm_common.cuh's constants, kConvUnits and
 // `struct Post` (the norm's chain, s = index within the plane).
@@ -138,12 +140,12 @@ __host__ __device__ constexpr bool blockUsed(int s, int nt) {
 namespace sinter {
 namespace conv_mma {
 
-// With the norm finished in the kernel, y must stay in L2 until it is normalised: the input
-// boxes are read with L2 evict_first, y stored with evict_last and, normalised, with
-// evict_first again. (Without the hints S2's kernel moved y through DRAM twice, as the two
-// kernels do: 4.3 GB read and written; with them 2.2 GB read, 2.2 written.)
+// With the norm finished in the kernel (SINTER_CONV_MMA_NORM), each block keeps the
+// epilogue's values of its unit (kTileLoop tiles of one (n, group)) in its own shared memory,
+// in one of two sets, and normalises and stores them once the unit's (n, group) is complete;
+// y never goes to L2 unnormalised.
 #ifdef SINTER_CONV_MMA_NORM
-constexpr bool kL2Hints = true;
+constexpr bool kHoldY = true;
 
 __device__ __forceinline__ unsigned loadAcquire(const unsigned *p) {
   unsigned v;
@@ -156,37 +158,168 @@ __device__ __forceinline__ void addRelease(unsigned *p, unsigned v) {
 }
 
 #else
-constexpr bool kL2Hints = false;
+constexpr bool kHoldY = false;
 #endif
 
-/// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
-/// exist) of image n and group grp, with their epilogue, stores and statistics. With the norm
-/// in the kernel, thread 0 adds 1 to `release` (when given: the block's previous unit's count)
-/// with release semantics once the first box's copies are issued.
-__device__ __forceinline__ void convTiles(const Buffers &b, const int n, const int grp,
-                                          const int st0, const bool stageWeights = true,
-                                          unsigned *release = nullptr) {
-  using namespace cfg;
-  constexpr int kBD = WD::kBox, kBH = WH::kBox, kBW = WW::kBox;
+/// The input box of a tile and the block's shared memory (offsets in floats): the box
+/// buffers, the weight fragments, the block's statistics, then each warp's staged stores or,
+/// with the norm, the two sets of held y.
+struct Layout {
+  static constexpr int kBD = cfg::WD::kBox, kBH = cfg::WH::kBox, kBW = cfg::WW::kBox;
   // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
   // length allows), aligned in the input: a tile's first input column is the constant
   // origin(0) plus a multiple of 16 * step, so the box starts kLead columns before it.
-  constexpr int kPiece = kIW % 4 == 0 ? 4 : kIW % 2 == 0 ? 2 : 1;
-  constexpr int kLead = (WW::origin0() % kPiece + kPiece) % kPiece;
-  constexpr int kPieces = (kLead + kBW + kPiece - 1) / kPiece; // per box row
-  constexpr int kRowStride = kPieces * kPiece;
-  constexpr int kPlane = kBD * kBH * kRowStride;
+  static constexpr int kPiece = cfg::kIW % 4 == 0 ? 4 : cfg::kIW % 2 == 0 ? 2 : 1;
+  static constexpr int kLead = (cfg::WW::origin0() % kPiece + kPiece) % kPiece;
+  static constexpr int kPieces = (kLead + kBW + kPiece - 1) / kPiece; // per box row
+  static constexpr int kRowStride = kPieces * kPiece;
+  static constexpr int kPlane = kBD * kBH * kRowStride;
   // Channel stride: whole 32-word lines past the plane plus the emitter's residue (8 for
   // whole-8-channel k8 steps; else the one with the fewest bank conflicts it models).
-  constexpr int kCS = (kPlane + 31) / 32 * 32 + kChannelResidue;
-  static_assert(kChannelResidue % 4 == 0, "box channels must stay 16-byte aligned");
-  constexpr int kBoxFloats = kCinG * kCS;
-  constexpr int kBuffers = kTileLoop > 1 && kDoubleBuffer ? 2 : 1;
+  static constexpr int kCS = (kPlane + 31) / 32 * 32 + cfg::kChannelResidue;
+  static_assert(cfg::kChannelResidue % 4 == 0, "box channels must stay 16-byte aligned");
+  static constexpr int kBoxFloats = cfg::kCinG * kCS;
+  // Two box buffers with kDoubleBuffer: the next tile's box (with the norm, also the next
+  // unit's first) is copied while the current one is used.
+  static constexpr int kBuffers = (cfg::kTileLoop > 1 || kHoldY) && cfg::kDoubleBuffer ? 2 : 1;
+  static constexpr int kFragWords = cfg::kKS * cfg::kNT * 64;
+  static constexpr int kWeights = kBuffers * kBoxFloats;
+  static constexpr int kRed = kWeights + kFragWords;
+  // Held y: a ring of kTileLoop + 1 tile slots, each [column][td][th][tw] with columns kYCS
+  // apart, kYCS = 4 mod 16 so that a fragment's 32 lanes (columns 2t, positions g) write 32
+  // banks. A block's tiles take the slots in turn; a unit's values are normalised before
+  // its slots come round again (the kernel at the end of this file).
+  static constexpr int kYPlane = cfg::kTD * cfg::kTH * cfg::kTW;
+  static constexpr int kYCS = kYPlane + (4 - kYPlane % 16 + 16) % 16;
+  static constexpr int kYTile = cfg::kCols * kYCS;
+  static constexpr int kYSlots = cfg::kTileLoop + 1;
+  static constexpr int kY = kRed + (2 * cfg::kCoutG + 3) / 4 * 4;
+};
+
+/// Grid origin of spatial tile st (the output origin, unless the walk is by phase).
+__device__ __forceinline__ void tileOrigin(int st, int &pd0, int &ph0, int &pw0) {
+  pw0 = (st % cfg::kTilesW) * cfg::kTW;
+  ph0 = (st / cfg::kTilesW % cfg::kTilesH) * cfg::kTH;
+  pd0 = st / (cfg::kTilesW * cfg::kTilesH) * cfg::kTD;
+}
+
+/// The box of spatial tile st of image n and group grp into buf, piece by piece over the
+/// whole block (a piece lies wholly inside the input row or wholly outside it; outside ones
+/// are zero-filled).
+///
+/// With 16-byte pieces and whole box rows per pass of the block (kRowsPerPass, at most an
+/// eighth of the threads idle), each thread keeps one piece column of the box and walks the
+/// rows kRowsPerPass apart, stepping its row coordinates instead of dividing a flat piece
+/// index into them for every piece (S2: 39 instructions per piece before, 24 after; its
+/// statistics pass 2.30 -> 2.11 ms on an H100). With 4-byte pieces the row walk was slower
+/// (convt2d_grouped_dil_in_relu 0.437 -> 0.476 ms), so those keep the flat loop.
+__device__ __forceinline__ void loadBox(const float *__restrict__ x, const int n, const int grp,
+                                        const int st, float *buf) {
+  using namespace cfg;
+  constexpr int kBD = Layout::kBD, kBH = Layout::kBH, kPiece = Layout::kPiece;
+  constexpr int kLead = Layout::kLead, kPieces = Layout::kPieces;
+  constexpr int kRowStride = Layout::kRowStride, kCS = Layout::kCS;
+  const float *xg = x + (i64)(n * kCin + grp * kCinG) * kID * kIH * kIW;
+  constexpr int kRows = kCinG * kBD * kBH, kRowsPerPass = kThreads / kPieces;
+  constexpr bool kRowWalk =
+      kPiece == 4 && kRowsPerPass >= 1 && (kThreads - kRowsPerPass * kPieces) * 8 <= kThreads;
+  int pd0, ph0, pw0;
+  tileOrigin(st, pd0, ph0, pw0);
+  const int id0 = WD::origin(pd0), ih0 = WH::origin(ph0);
+  const int iw0 = WW::origin(pw0) - kLead;
+  if constexpr (kRowWalk) {
+    // Offsets within the group's input: 32 bits where they fit.
+    constexpr i64 kExtent = (i64)kCinG * kID * kIH * kIW;
+    using Off = typename sinter::Select<(kExtent < (1ll << 31)), int, long long>::Type;
+    const int q = threadIdx.x % kPieces, r0 = threadIdx.x / kPieces;
+    if (r0 >= kRowsPerPass)
+      return; // the block's last few threads, short of a whole column
+    const int iw = iw0 + q * kPiece;
+    const bool colOk = unsigned(iw) < unsigned(kIW);
+    // The thread's rows step by kRowsPerPass = (kDCi, kDBd, kDBh) in the radices (kBD, kBH),
+    // and so do its input row (id, ih) and its source and destination offsets, with a
+    // carry when ih or id leaves the box: no division or multiplication per piece (S2:
+    // 25 instructions a piece with the coordinates turned into offsets each time).
+    constexpr int kDBh = kRowsPerPass % kBH, kDBd = kRowsPerPass / kBH % kBD;
+    constexpr int kDCi = kRowsPerPass / (kBH * kBD);
+    constexpr Off kInH = kIW, kInD = (Off)kIH * kIW, kInC = (Off)kID * kIH * kIW;
+    int ih = ih0 + r0 % kBH, id = id0 + r0 / kBH % kBD;
+    const int ci0 = r0 / (kBH * kBD);
+    Off off = ci0 * kInC + (Off)id * kInD + (Off)ih * kInH + iw;
+    unsigned dst = sinter::mma::smemAddr(buf) +
+                   4u * unsigned(ci0 * kCS + r0 % (kBH * kBD) * kRowStride + q * kPiece);
+    // The whole box's depth is in the input or not when it is one deep.
+    const bool rowOk = colOk && (kBD > 1 || unsigned(id) < unsigned(kID));
+    // (Opaque: else the compiler rebuilds the group's base address for every piece.)
+    const float *base = reinterpret_cast<const float *>(
+        sinter::opaque(reinterpret_cast<unsigned long long>(xg)));
+#pragma unroll 2
+    for (int r = r0; r < kRows; r += kRowsPerPass) {
+      const bool ok = rowOk && unsigned(ih) < unsigned(kIH) &&
+                      (kBD == 1 || unsigned(id) < unsigned(kID));
+      // (A piece outside the input reads nothing; its source stays the group's base.)
+      const float *src = base + (ok ? off : Off(0));
+      sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
+      ih += kDBh, id += kDBd;
+      off += kDCi * kInC + kDBd * kInD + kDBh * kInH;
+      dst += 4u * unsigned(kDCi * kCS + (kDBd * kBH + kDBh) * kRowStride);
+      if (ih >= ih0 + kBH) { // (a channel's box rows are consecutive: no carry in dst)
+        ih -= kBH, ++id, off += kInD - kBH * kInH;
+        if constexpr (kBD == 1)
+          id = id0, off += kInC - kInD, dst += 4u * unsigned(kCS - kBH * kRowStride);
+      }
+      if constexpr (kBD > 1) {
+        if (id >= id0 + kBD)
+          id -= kBD, off += kInC - kBD * kInD, dst += 4u * unsigned(kCS - kBD * kBH * kRowStride);
+      }
+      // (Opaque: otherwise the compiler rederives the coordinates from r by division.)
+      ih = sinter::opaque(ih), id = sinter::opaque(id);
+    }
+  } else {
+    for (int e = threadIdx.x; e < kCinG * kBD * kBH * kPieces; e += kThreads) {
+      const int q = e % kPieces, r = e / kPieces;
+      const int bh = r % kBH, bd = r / kBH % kBD, ci = r / (kBH * kBD);
+      const int id = id0 + bd, ih = ih0 + bh, iw = iw0 + q * kPiece;
+      const bool ok = id >= 0 && id < kID && ih >= 0 && ih < kIH && iw >= 0 && iw < kIW;
+      const float *src = ok ? xg + (((i64)ci * kID + id) * kIH + ih) * kIW + iw : x;
+      float *dst = buf + ci * kCS + r % (kBD * kBH) * kRowStride + q * kPiece;
+      if constexpr (kPiece == 4)
+        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
+      else if constexpr (kPiece == 2)
+        sinter::mma::cpAsync8(dst, src, ok);
+      else
+        sinter::mma::cpAsync4(dst, src, ok);
+    }
+  }
+}
+
+/// What the kernel finishing a norm adds to convTiles: the box of the tile after the unit
+/// (the next unit's first; false when there is none) and work to do once the unit's first
+/// tile is held (normalising the block's previous unit).
+struct NoHooks {
+  __device__ bool nextUnit(int &, int &, int &) const { return false; }
+  __device__ void afterFirstTile() const {}
+};
+
+/// One block's share of the convolution: spatial tiles st0 .. st0 + kTileLoop - 1 (those that
+/// exist) of image n and group grp, with their epilogue, stores and statistics; the first
+/// tile's box goes to box buffer buf0 (already copying when boxIssued), the next ones to the
+/// following buffers. With the norm in the kernel the epilogue's values go to the held y
+/// slots slot0, slot0 + 1, ... (mod Layout::kYSlots) instead of y, and the box after the
+/// unit's last tile is copied as hooks.nextUnit says. Returns the buffer that box went to.
+template <class Hooks = NoHooks>
+__device__ __forceinline__ int convTiles(const Buffers &b, const int n, const int grp,
+                                         const int st0, const bool stageWeights = true,
+                                         const int slot0 = 0, const int buf0 = 0,
+                                         const bool boxIssued = false, const Hooks &hooks = {}) {
+  using namespace cfg;
+  constexpr int kBoxFloats = Layout::kBoxFloats, kBuffers = Layout::kBuffers;
+  constexpr int kRowStride = Layout::kRowStride, kCS = Layout::kCS, kLead = Layout::kLead;
+  constexpr int kBH = Layout::kBH, kFragWords = Layout::kFragWords;
   constexpr int kWarps = kThreads / 32;
   constexpr int kMCols = kTW / 16; // m16 tiles along W
   constexpr int kMTiles = kTD * kTH * kMCols;
   constexpr int kMW = kMTiles / kWarps;
-  constexpr int kFragWords = kKS * kNT * 64;
   static_assert(kTW % 16 == 0 && kMTiles % kWarps == 0, "m16 tiles must split over the warps");
   // Row reuse: where a warp's m16 tiles are kWR > 1 whole consecutive rows of the block tile
   // (every column block of each) and the H walk has stride 1, the product loop loads each A
@@ -199,8 +332,8 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   static_assert(kCin % kCinG == 0 && kCout % kCoutG == 0, "bad channel counts");
 
   extern __shared__ __align__(16) float smem[];
-  unsigned *sB = reinterpret_cast<unsigned *>(smem + kBuffers * kBoxFloats); // [kKS][kNT][32][2]
-  float *sRed = smem + kBuffers * kBoxFloats + kFragWords;                   // [kCoutG][2]
+  unsigned *sB = reinterpret_cast<unsigned *>(smem + Layout::kWeights); // [kKS][kNT][32][2]
+  float *sRed = smem + Layout::kRed;                                    // [kCoutG][2]
   // A walk by W phase writes every S-th output of a column. Its stores are staged instead:
   // per warp, one (D, H) phase pair's columns (every W phase of every channel) of kRun m16
   // tiles (a whole row of the block tile where the warp holds whole rows), [column][row]
@@ -208,7 +341,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   // 16 * kRun * S consecutive outputs per channel. Storing the fragments directly, S4's
   // kernel used 11.6 of each 32-byte sector it wrote (H100: 2.2 ms). With kStageStores
   // (the emitter's choice) the stores of a walk without W phases are staged the same way.
-  constexpr bool kStaged = (WW::kPhased || kStageStores) && kStoreOutput;
+  constexpr bool kStaged = (WW::kPhased || kStageStores) && kStoreOutput && !kHoldY;
   constexpr int kRun = kStaged && kMW % kMCols == 0 ? kMCols : 1;
   constexpr int kStageLd = 16 * kRun + 4, kStageCols = WW::kPhases * kCoutG;
   float *sStage = sRed + 2 * kCoutG + (threadIdx.x / 32) * (kStageCols * kStageLd);
@@ -217,118 +350,28 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
   // instead of the warp's, t's and g's terms recomputed for each store (S2: 5 integer
   // instructions per element, sunk by the compiler into each store's condition).
   constexpr bool kStageFixed = kPhases == 1 || kCoutG % 8 == 0;
-  const int stageLane = sinter::opaque(
-      int(sStage - smem) +
-      (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4 : 0));
+  const int stageLane =
+      kStaged ? sinter::opaque(int(sStage - smem) +
+                               (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4
+                                            : 0))
+              : 0;
+
+  // Held y: this lane's place (column 2t, position g) in a slot; its elements lie at
+  // compile-time offsets from it plus the slot's and the m16 tile's place.
+  const int yBase =
+      kHoldY ? sinter::opaque(Layout::kY + 2 * int(threadIdx.x % 4) * Layout::kYCS +
+                              int(threadIdx.x % 32 / 4))
+             : 0;
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int g = lane >> 2, t = lane & 3;
-  const unsigned long long polX = kL2Hints ? mma::l2Policy(false) : 0;
-  const unsigned long long polY = kL2Hints ? mma::l2Policy(true) : 0;
   const int tiles = min(kTileLoop, kTilesD * kTilesH * kTilesW - st0);
 
-  // Grid origin of spatial tile st (the output origin, unless the walk is by phase).
-  auto tileOrigin = [&](int st, int &pd0, int &ph0, int &pw0) {
-    pw0 = (st % kTilesW) * kTW;
-    ph0 = (st / kTilesW % kTilesH) * kTH;
-    pd0 = st / (kTilesW * kTilesH) * kTD;
-  };
-  // The box of tile st into buf, piece by piece over the whole block (a piece lies wholly
-  // inside the input row or wholly outside it; outside ones are zero-filled).
-  const float *xg = x + (i64)(n * kCin + grp * kCinG) * kID * kIH * kIW;
-  // With 16-byte pieces and whole box rows per pass of the block (kRowsPerPass, at most an
-  // eighth of the threads idle), each thread keeps one piece column of the box and walks the
-  // rows kRowsPerPass apart, stepping its row coordinates instead of dividing a flat piece
-  // index into them for every piece (S2: 39 instructions per piece before, 24 after; its
-  // statistics pass 2.30 -> 2.11 ms on an H100). With 4-byte pieces the row walk was slower
-  // (convt2d_grouped_dil_in_relu 0.437 -> 0.476 ms), so those keep the flat loop.
-  constexpr int kRows = kCinG * kBD * kBH, kRowsPerPass = kThreads / kPieces;
-  constexpr bool kRowWalk =
-      kPiece == 4 && kRowsPerPass >= 1 && (kThreads - kRowsPerPass * kPieces) * 8 <= kThreads;
-  auto loadBox = [&](int st, float *buf) {
-    int pd0, ph0, pw0;
-    tileOrigin(st, pd0, ph0, pw0);
-    const int id0 = WD::origin(pd0), ih0 = WH::origin(ph0);
-    const int iw0 = WW::origin(pw0) - kLead;
-    if constexpr (kRowWalk) {
-      // Offsets within the group's input: 32 bits where they fit.
-      constexpr i64 kExtent = (i64)kCinG * kID * kIH * kIW;
-      using Off = typename sinter::Select<(kExtent < (1ll << 31)), int, long long>::Type;
-      const int q = threadIdx.x % kPieces, r0 = threadIdx.x / kPieces;
-      if (r0 >= kRowsPerPass)
-        return; // the block's last few threads, short of a whole column
-      const int iw = iw0 + q * kPiece;
-      const bool colOk = unsigned(iw) < unsigned(kIW);
-      // The thread's rows step by kRowsPerPass = (kDCi, kDBd, kDBh) in the radices (kBD, kBH),
-      // and so do its input row (id, ih) and its source and destination offsets, with a
-      // carry when ih or id leaves the box: no division or multiplication per piece (S2:
-      // 25 instructions a piece with the coordinates turned into offsets each time).
-      constexpr int kDBh = kRowsPerPass % kBH, kDBd = kRowsPerPass / kBH % kBD;
-      constexpr int kDCi = kRowsPerPass / (kBH * kBD);
-      constexpr Off kInH = kIW, kInD = (Off)kIH * kIW, kInC = (Off)kID * kIH * kIW;
-      int ih = ih0 + r0 % kBH, id = id0 + r0 / kBH % kBD;
-      const int ci0 = r0 / (kBH * kBD);
-      Off off = ci0 * kInC + (Off)id * kInD + (Off)ih * kInH + iw;
-      unsigned dst = sinter::mma::smemAddr(buf) +
-                     4u * unsigned(ci0 * kCS + r0 % (kBH * kBD) * kRowStride + q * kPiece);
-      // The whole box's depth is in the input or not when it is one deep.
-      const bool rowOk = colOk && (kBD > 1 || unsigned(id) < unsigned(kID));
-      // (Opaque: else the compiler rebuilds the group's base address for every piece.)
-      const float *base = reinterpret_cast<const float *>(
-          sinter::opaque(reinterpret_cast<unsigned long long>(xg)));
-#pragma unroll 2
-      for (int r = r0; r < kRows; r += kRowsPerPass) {
-        const bool ok = rowOk && unsigned(ih) < unsigned(kIH) &&
-                        (kBD == 1 || unsigned(id) < unsigned(kID));
-        // (A piece outside the input reads nothing; its source stays the group's base.)
-        const float *src = base + (ok ? off : Off(0));
-        if constexpr (kL2Hints)
-          sinter::mma::cpAsync16(dst, src, ok ? 16 : 0, polX);
-        else
-          sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
-        ih += kDBh, id += kDBd;
-        off += kDCi * kInC + kDBd * kInD + kDBh * kInH;
-        dst += 4u * unsigned(kDCi * kCS + (kDBd * kBH + kDBh) * kRowStride);
-        if (ih >= ih0 + kBH) { // (a channel's box rows are consecutive: no carry in dst)
-          ih -= kBH, ++id, off += kInD - kBH * kInH;
-          if constexpr (kBD == 1)
-            id = id0, off += kInC - kInD, dst += 4u * unsigned(kCS - kBH * kRowStride);
-        }
-        if constexpr (kBD > 1) {
-          if (id >= id0 + kBD)
-            id -= kBD, off += kInC - kBD * kInD, dst += 4u * unsigned(kCS - kBD * kBH * kRowStride);
-        }
-        // (Opaque: otherwise the compiler rederives the coordinates from r by division.)
-        ih = sinter::opaque(ih), id = sinter::opaque(id);
-      }
-      return;
-    }
-    for (int e = threadIdx.x; e < kCinG * kBD * kBH * kPieces; e += kThreads) {
-      const int q = e % kPieces, r = e / kPieces;
-      const int bh = r % kBH, bd = r / kBH % kBD, ci = r / (kBH * kBD);
-      const int id = id0 + bd, ih = ih0 + bh, iw = iw0 + q * kPiece;
-      const bool ok = id >= 0 && id < kID && ih >= 0 && ih < kIH && iw >= 0 && iw < kIW;
-      const float *src = ok ? xg + (((i64)ci * kID + id) * kIH + ih) * kIW + iw : x;
-      float *dst = buf + ci * kCS + r % (kBD * kBH) * kRowStride + q * kPiece;
-      if constexpr (kPiece == 4 && kL2Hints)
-        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0, polX);
-      else if constexpr (kPiece == 4)
-        sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
-      else if constexpr (kPiece == 2)
-        sinter::mma::cpAsync8(dst, src, ok);
-      else
-        sinter::mma::cpAsync4(dst, src, ok);
-    }
-  };
-  if (tiles > 0)
-    loadBox(st0, smem);
+  if (tiles > 0 && !boxIssued)
+    loadBox(x, n, grp, st0, smem + buf0 * kBoxFloats);
   sinter::mma::cpAsyncCommit();
-#ifdef SINTER_CONV_MMA_NORM
-  if (release && threadIdx.x == 0) // (the block's previous unit's count: see the kernel)
-    addRelease(release, 1u);
-#endif
 
   // Weights in fragment order: word (s, nt, lane, h) is B[k = 8s + lane%4 + 4h][n = 8nt +
   // lane/4], i.e. weight (tap, ci) = divmod(k, kCinG) for column (phase, co) = divmod(n,
@@ -449,11 +492,17 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
     f[0] = v.x, f[1] = v.y;
   };
   unsigned breg[kBInRegs ? kKS : 1][kNT][2];
+  // The box of the tile after tile it: the unit's next, or the next unit's first (held y).
+  auto loadNext = [&](int it, float *buf) {
+    int nn = n, ng = grp, ns = st0 + it + 1;
+    if (it + 1 < tiles || hooks.nextUnit(nn, ng, ns))
+      loadBox(x, nn, ng, ns, buf);
+  };
   for (int it = 0; it < tiles; ++it) {
-    if (kBuffers > 1 && it + 1 < tiles)
-      loadBox(st0 + it + 1, smem + (it + 1) % kBuffers * kBoxFloats);
-    else if (kBuffers == 1 && it > 0)
-      loadBox(st0 + it, smem); // one buffer: this tile's box after the last tile's products
+    if constexpr (kBuffers > 1)
+      loadNext(it, smem + (buf0 + it + 1) % kBuffers * kBoxFloats);
+    else if (!kHoldY && it > 0)
+      loadBox(x, n, grp, st0 + it, smem); // one buffer: after the last tile's products
     sinter::mma::cpAsyncCommit();
     if constexpr (kBuffers > 1)
       sinter::mma::cpAsyncWait<1>();
@@ -470,8 +519,9 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
               bFragment(s, nt, breg[s][nt]);
       }
     }
-    const float *buf = smem + it % kBuffers * kBoxFloats;
+    const float *buf = smem + (buf0 + it) % kBuffers * kBoxFloats;
 
+    // The accumulators start at the bias: one add an output less in the epilogue.
     float acc[kMW][kNT][4];
 #pragma unroll
     for (int i = 0; i < kMW; ++i)
@@ -479,7 +529,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
       for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
-          acc[i][nt][r] = 0.f;
+          acc[i][nt][r] = bv[nt][r & 1];
     // This lane's A fragment: rows g and g + 8 of k entries t (box offset o0 from p) and
     // t + 4 (o1). Rounded to TF32, not truncated: on the H200, truncating A saved 11% of S2's
     // statistics pass but made its sums 8x less accurate (6.6e-4 against 8.2e-5).
@@ -556,6 +606,14 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
       }
     }
 
+    if constexpr (kHoldY && kBuffers == 1) {
+      // One buffer: the next box is copied during this tile's epilogue, once every warp's
+      // products are done with it.
+      __syncthreads();
+      loadNext(it, smem);
+      sinter::mma::cpAsyncCommit();
+    }
+
     // Epilogue of this tile: d0/d1 are row g, columns 2t and 2t + 1; d2/d3 row g + 8. A row
     // is a grid position; each column's phase places it in the output (which a phase may
     // miss at the grid's edges).
@@ -568,6 +626,8 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
       const int pd = pd0 + td, ph = ph0 + th;
       if (pd >= WD::kGrid || ph >= WH::kGrid)
         continue; // (the same for the whole warp)
+      const int yLane =
+          yBase + (slot0 + it) % Layout::kYSlots * Layout::kYTile + (td * kTH + th) * kTW + tw;
       // Element r of n8 tile nt of m16 tile i0 + ii, when its column's (D, H) phase pair is
       // dh (any when dh < 0): bias, epilogue, statistics, and the store or its staging.
       auto element = [&](int ii, int nt, int r, int dh) {
@@ -589,10 +649,13 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
         // the unclamped address, so the stores of a tile share one base.)
         const i64 at = ((i64)od * kOH + oh) * kOW + ow;
         const int co = grp * kCoutG + cg;
-        const float acv = acc[i0 + ii][nt][r];
-        const float a = kHasBias ? acv + bv[nt][q] : acv; // (+0.f is kept)
-        const float v = epilogue(a, n, ok ? co : grp * kCoutG, ok ? at : 0, b);
-        if (ok) {
+        const float v = epilogue(acc[i0 + ii][nt][r], n, ok ? co : grp * kCoutG, ok ? at : 0, b);
+        if constexpr (kHoldY) {
+          // Every position of the tile is held (those outside the output are never stored);
+          // a padding column has no place.
+          if (kCols % 8 == 0 || phase < kPhases)
+            smem[yLane + ((phase * kCoutG + cg - 2 * t) * Layout::kYCS + row - g)] = v;
+        } else if (ok) {
           if constexpr (kStaged) {
             // (cg - 2t and row - g are constants here)
             const int col = (phase % WW::kPhases) * kCoutG + cg;
@@ -602,13 +665,7 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
               sStage[col * kStageLd + row] = v;
           }
           else if constexpr (kStoreOutput)
-          {
-            float *p = y + ((i64)n * kCout + co) * kOD * kOH * kOW + at;
-            if constexpr (kL2Hints)
-              mma::storeL2(p, v, polY);
-            else
-              *p = v;
-          }
+            y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
         }
         if constexpr (kAccStats) {
           const float m = ok ? v : 0.f;
@@ -647,23 +704,19 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
               if (l < kRunLen && ow >= 0 && ow < kOW)
 #pragma unroll 8
                 for (int c = 0; c < kCoutG; ++c)
-                {
-                  float *p = yrow + (i64)c * kOD * kOH * kOW + ow;
-                  const float v = sStage[(fw * kCoutG + c) * kStageLd + j];
-                  if constexpr (kL2Hints)
-                    mma::storeL2(p, v, polY);
-                  else
-                    *p = v;
-                }
+                  yrow[(i64)c * kOD * kOH * kOW + ow] = sStage[(fw * kCoutG + c) * kStageLd + j];
             }
           }
           __syncwarp();
         }
       }
     }
+    if (it == 0)
+      hooks.afterFirstTile();
     __syncthreads(); // the next iteration's copy overwrites this buffer
   }
-  sinter::mma::cpAsyncWait<0>();
+  if constexpr (!kHoldY)
+    sinter::mma::cpAsyncWait<0>();
 
   if constexpr (kAccStats) {
     // Over the 8 lanes of a column (same t), then over the block in shared memory.
@@ -687,66 +740,95 @@ __device__ __forceinline__ void convTiles(const Buffers &b, const int n, const i
     for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
       atomicAdd(stats + ((i64)n * kCout + grp * kCoutG) * 2 + e, (double)sRed[e]);
   }
+  return (buf0 + max(tiles, 0)) % kBuffers;
 }
 
 #ifdef SINTER_CONV_MMA_NORM
-/// y[0 .. 3] (plane index s .. s + 3), or y[0], = Post(v * ss.x + ss.y), stored under `pol`.
-__device__ __forceinline__ void normalizeStore(float *y, float4 v, float2 ss, int n, int c, i64 s,
-                                               const Buffers &b, unsigned long long pol) {
-  mma::storeL2(y, norm::normalize4(cfg::Post{}, v, ss, n, c, s, b), pol);
-}
-__device__ __forceinline__ void normalizeStore(float *y, float v, float2 ss, int n, int c, i64 s,
-                                               const Buffers &b, unsigned long long pol) {
-  mma::storeL2(y, cfg::Post{}(fmaf(v, ss.x, ss.y), n, c, s, b), pol);
-}
-
-/// Slice `slice` (of kConvUnits) of a conv group's (n, grp) block of y, normalised in place
-/// once every tile of (n, grp) is stored and counted (the caller has waited):
-/// y = Post(v * scale[c] + shift[c]), the maps made here from the statistics every conv unit
-/// added. kNormLoads float4 loads per thread are in flight. Indices are 32-bit where the
-/// block fits (S2: a 64-bit division per float4 for its channel was 8% of the kernel's
-/// instructions).
-__device__ __forceinline__ void normalizeSlice(const Buffers &b, const int n, const int grp,
-                                               const int slice) {
+/// The outputs of unit `unit`, held in slots slot0, slot0 + 1, ... (mod
+/// Layout::kYSlots), normalised and stored once every unit of its (n, group) is counted
+/// (the caller has waited): y = Post(v * scale[c] + shift[c]), the maps made here from the
+/// statistics every unit added (read from L2), the stores hinted to leave L2 first. Where no
+/// dim is walked by phase and the tile splits evenly, each thread keeps one pair of
+/// positions of the tile (so its addresses and bounds are fixed per tile) and walks the
+/// channels: an 8-byte shared load, two FMAs and one 8-byte store per 2 outputs, a warp's
+/// store covering whole runs of the row (per-output index arithmetic cost S2 about 20
+/// instructions an output, 20% of the kernel); otherwise one output at a time.
+__device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, const int slot0) {
   using namespace cfg;
   constexpr i64 kPlaneOut = (i64)kOD * kOH * kOW;
-  constexpr i64 kTaskElems = kCoutG * kPlaneOut;
-  using Idx = typename Select<(kTaskElems < (1ll << 31)), unsigned, i64>::Type;
-  // Whole float4s a slice where planes are (then every slice starts 16-byte aligned).
-  constexpr int kVec = kPlaneOut % 4 == 0 ? 4 : 1;
-  constexpr Idx kSlice = ((kTaskElems + kConvUnits - 1) / kConvUnits + kVec - 1) / kVec * kVec;
-  constexpr int kNormLoads = 4;
-  constexpr Idx kStep = Idx(kVec) * kThreads;
+  constexpr int kSpatialTiles = kTilesD * kTilesH * kTilesW;
+  const int task = unit / kConvUnits, st0 = unit % kConvUnits * kTileLoop;
+  const int n = task % kN, grp = task / kN; // (tasks group-major: see the kernel)
+  extern __shared__ __align__(16) float smem[];
   __shared__ float2 maps[kCoutG];
-  if (threadIdx.x < kCoutG) { // (the sums are read from L2)
+  if (threadIdx.x < kCoutG) {
     const int c = grp * kCoutG + threadIdx.x;
     maps[threadIdx.x] =
         norm::scaleShift(b, c, norm::groupMoments<true>(slot<const double>(b, 4), n, c / kCG));
   }
   __syncthreads();
   float *y = slot<float>(b, 3) + ((i64)n * kCout + grp * kCoutG) * kPlaneOut;
-  const Idx e0 = Idx(slice) * kSlice;
-  const Idx e1 = e0 + kSlice < Idx(kTaskElems) ? e0 + kSlice : Idx(kTaskElems);
-  using V = typename Select<kVec == 4, float4, float>::Type;
-  const unsigned long long polOut = mma::l2Policy(false); // (normalised: evict first)
-  for (Idx first = e0 + kVec * threadIdx.x; first < e1; first += kStep * kNormLoads) {
-    float *p = y + first;
-    V v[kNormLoads];
+  const unsigned long long pol = mma::l2Policy(false);
+  const int tiles = min(kTileLoop, kSpatialTiles - st0);
+  constexpr int kQ = kTW / 2, kP = kTD * kTH; // pairs along W, positions (td, th)
+  constexpr bool kPairs = kPhases == 1 && kOW % 2 == 0 && kThreads % (kQ * kP) == 0 &&
+                          kCoutG % (kThreads / (kQ * kP)) == 0;
+  if constexpr (kPairs) {
+    constexpr int kStep = kThreads / (kQ * kP); // channels a pass
+    const int q = threadIdx.x % kQ, pos = threadIdx.x / kQ % kP, c0 = threadIdx.x / (kQ * kP);
+    const int td = pos / kTH, th = pos % kTH;
+    for (int it = 0; it < tiles; ++it) {
+      int pd0, ph0, pw0;
+      tileOrigin(st0 + it, pd0, ph0, pw0);
+      const int od = pd0 + td, oh = ph0 + th, ow = pw0 + 2 * q;
+      if (od >= kOD || oh >= kOH || ow >= kOW) // (kOW even: the pair is whole)
+        continue;
+      const float *held = smem + Layout::kY + (slot0 + it) % Layout::kYSlots * Layout::kYTile +
+                          c0 * Layout::kYCS + pos * kTW + 2 * q;
+      const i64 s = ((i64)od * kOH + oh) * kOW + ow;
 #pragma unroll
-    for (int u = 0; u < kNormLoads; ++u)
-      if (first + kStep * u < e1)
-        v[u] = __ldcg(reinterpret_cast<const V *>(p + kStep * u));
-#pragma unroll
-    for (int u = 0; u < kNormLoads; ++u) {
-      const Idx e = first + kStep * u;
-      if (e >= e1)
-        break;
-      const int cg = int(e / Idx(kPlaneOut));
-      const Idx s = e - Idx(cg) * Idx(kPlaneOut);
-      normalizeStore(p + kStep * u, v[u], maps[cg], n, grp * kCoutG + cg, i64(s), b, polOut);
+      for (int k = 0; k < kCoutG / kStep; ++k) {
+        const int cg = c0 + k * kStep, c = grp * kCoutG + cg;
+        const float2 v = *reinterpret_cast<const float2 *>(held + k * kStep * Layout::kYCS);
+        const float2 ss = maps[cg];
+        mma::storeL2(y + cg * kPlaneOut + s,
+                     make_float2(Post{}(fmaf(v.x, ss.x, ss.y), n, c, s, b),
+                                 Post{}(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b)),
+                     pol);
+      }
+    }
+  } else {
+    constexpr int kItems = kCols * kTD * kTH * kTW;
+    for (int it = 0; it < tiles; ++it) {
+      int pd0, ph0, pw0;
+      tileOrigin(st0 + it, pd0, ph0, pw0);
+      const float *held = smem + Layout::kY + (slot0 + it) % Layout::kYSlots * Layout::kYTile;
+      for (int e = threadIdx.x; e < kItems; e += kThreads) {
+        const int tw = e % kTW, row = e / kTW;
+        const int th = row % kTH, td = row / kTH % kTD, col = row / (kTH * kTD);
+        const int phase = col / kCoutG, cg = col % kCoutG;
+        const int od = WD::out(pd0 + td, phase / (WW::kPhases * WH::kPhases));
+        const int oh = WH::out(ph0 + th, phase / WW::kPhases % WH::kPhases);
+        const int ow = WW::out(pw0 + tw, phase % WW::kPhases);
+        if (od < 0 || od >= kOD || oh < 0 || oh >= kOH || ow < 0 || ow >= kOW)
+          continue;
+        const float2 ss = maps[cg];
+        const i64 s = ((i64)od * kOH + oh) * kOW + ow;
+        const float v = held[col * Layout::kYCS + (td * kTH + th) * kTW + tw];
+        mma::storeL2(y + cg * kPlaneOut + s,
+                     Post{}(fmaf(v, ss.x, ss.y), n, grp * kCoutG + cg, s, b), pol);
+      }
     }
   }
-  __syncthreads(); // (maps is rewritten by the block's next slice)
+  __syncthreads(); // (maps and the slots are rewritten next)
+}
+
+/// Waits (thread 0, then the block) until every unit of `unit`'s task is counted.
+__device__ __forceinline__ void waitTask(const unsigned *done, const int unit) {
+  if (threadIdx.x == 0)
+    while (loadAcquire(done + unit / cfg::kConvUnits) < unsigned(cfg::kConvUnits))
+      __nanosleep(64);
+  __syncthreads();
 }
 
 #endif
@@ -761,67 +843,67 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #ifndef SINTER_CONV_MMA_NORM
   convTiles(b, blockIdx.z, blockIdx.y, blockIdx.x * kTileLoop);
 #else
-  // The group norm finished in this kernel. Work comes as tickets from a counter: ticket
-  // stage * kConvUnits + r computes tiles r * kTileLoop .. of task stage and counts them in
-  // done[stage], then normalises slice r of task stage - lag once all of that task's units
-  // are counted (making the task's scale and shift from its sums itself). The count is
-  // released (red.release, ordered after the block's stores by the barrier before it) by
-  // thread 0 once the block's next unit has issued its first input copies, so that waiting
-  // for the stores to drain overlaps the copies (released at once, every thread fenced, the
-  // drain was 15% of the kernel's stall samples); a block owes at most one count and pays it
-  // before it waits on anything, except on its own unit's normalisation, whose task is `lag`
-  // stages older. A block takes a ticket only while it runs and waits only on units of
-  // earlier tickets, so the kernel cannot deadlock however many blocks are resident. The lag:
-  // as many tasks as the resident blocks hold (SMs x kMinBlocks / kConvUnits), so that the
-  // waits are rare while the tasks from stage - lag to the newest stay in L2; y is read back
-  // from L2 and reaches DRAM once, normalised.
-  unsigned *counters = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
+  // The group norm finished in this kernel. The work is kTasks x kConvUnits units (tiles r *
+  // kTileLoop .. of task t's (n, group): unit t * kConvUnits + r), taken by the blocks in
+  // turn: block b computes units b, b + G, b + 2G, ... (G = gridDim.x). A unit's epilogue
+  // values stay in the block's held slots; its statistics are added and the unit counted in
+  // done[t] (released by thread 0, ordered after every thread's statistics by the barrier
+  // before it). Once the block's next unit has its first tile held, the block waits until
+  // the previous unit's task is complete and normalises and stores the previous unit. The
+  // next unit's first box is copied during the last tile of the current one.
+  //
+  // No deadlock when all G blocks are resident and G >= kConvUnits (LaunchConfig::
+  // coResident; the runtime launches every block the GPU holds and checks): a block's two
+  // units in flight are then of different tasks, and the lowest incomplete task's units
+  // are each computed, never waiting on it, by resident blocks.
+  unsigned *done = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
   constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
-  unsigned *done = counters + 1;
+  constexpr int kUnits = kTasks * kConvUnits, kSpatialTiles = kTilesD * kTilesH * kTilesW;
   // Tasks group-major, so that a block's next unit is usually of the same group and keeps
   // its staged weights.
   auto taskN = [](int task) { return task % kN; };
   auto taskGroup = [](int task) { return task / kN; };
-  unsigned sms;
-  asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
-  const int lag = int((sms * kMinBlocks + kConvUnits - 1) / kConvUnits);
-  const int tickets = (kTasks + lag) * kConvUnits;
-  __shared__ int sTicket;
-  int next = threadIdx.x == 0 ? int(atomicAdd(counters, 1u)) : 0;
-  int staged = -1; // the group whose weights are in shared memory
-  unsigned *owed = nullptr; // the count of this block's last conv unit, not yet released
-  for (;;) {
-    if (threadIdx.x == 0)
-      sTicket = next;
-    __syncthreads();
-    const int ticket = sTicket;
-    __syncthreads();
-    if (ticket >= tickets)
-      break;
-    if (threadIdx.x == 0)
-      next = int(atomicAdd(counters, 1u)); // (taken now, waited on at the next unit)
-    const int stage = ticket / kConvUnits, r = ticket % kConvUnits;
-    if (stage < kTasks) {
-      const int grp = taskGroup(stage);
-      convTiles(b, taskN(stage), grp, r * kTileLoop, grp != staged, owed);
-      staged = grp;
-      __syncthreads(); // (every thread's stores and statistics before the count's release)
-      owed = done + stage;
-    } else if (owed) {
-      if (threadIdx.x == 0)
-        addRelease(owed, 1u);
-      owed = nullptr;
+  auto unitTiles = [](int unit) { return min(kTileLoop, kSpatialTiles - unit % kConvUnits * kTileLoop); };
+  struct Hooks {
+    const sinter::Buffers &b;
+    const unsigned *done;
+    int next, held, heldSlot;
+    __device__ bool nextUnit(int &n, int &grp, int &st) const {
+      if (next >= kUnits)
+        return false;
+      const int task = next / kConvUnits;
+      n = task % kN, grp = task / kN, st = next % kConvUnits * kTileLoop;
+      return true;
     }
-    const int task = stage - lag;
-    if (task >= 0 && task < kTasks) {
-      if (threadIdx.x == 0)
-        while (loadAcquire(done + task) < unsigned(kConvUnits))
-          __nanosleep(64);
-      __syncthreads();
-      normalizeSlice(b, taskN(task), taskGroup(task), r);
+    __device__ void afterFirstTile() const {
+      if (held >= 0) {
+        waitTask(done, held);
+        normalizeHeld(b, held, heldSlot);
+      }
     }
+  };
+  const int G = int(gridDim.x);
+  int unit = int(blockIdx.x), staged = -1, slot = 0, buf = 0;
+  Hooks hooks{b, done, unit + G, -1, 0};
+  bool issued = false;
+  while (unit < kUnits) {
+    const int task = unit / kConvUnits, grp = taskGroup(task);
+    hooks.next = unit + G;
+    buf = convTiles(b, taskN(task), grp, unit % kConvUnits * kTileLoop, grp != staged, slot, buf,
+                    issued, hooks);
+    issued = hooks.next < kUnits;
+    staged = grp;
+    __syncthreads(); // (every thread's statistics before the count's release)
+    if (threadIdx.x == 0)
+      addRelease(done + task, 1u);
+    hooks.held = unit, hooks.heldSlot = slot;
+    slot = (slot + unitTiles(unit)) % Layout::kYSlots;
+    unit = hooks.next;
   }
-  if (owed && threadIdx.x == 0)
-    addRelease(owed, 1u);
+  sinter::mma::cpAsyncWait<0>();
+  if (hooks.held >= 0) {
+    waitTask(done, hooks.held);
+    normalizeHeld(b, hooks.held, hooks.heldSlot);
+  }
 #endif
 }

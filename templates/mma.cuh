@@ -106,6 +106,11 @@ __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int byte
 __device__ __forceinline__ void storeL2(float *p, float v, unsigned long long pol) {
   asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
 }
+__device__ __forceinline__ void storeL2(float *p, float2 v, unsigned long long pol) {
+  asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(v.x), "f"(v.y),
+               "l"(pol)
+               : "memory");
+}
 __device__ __forceinline__ void storeL2(float *p, float4 v, unsigned long long pol) {
   asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.x),
                "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)

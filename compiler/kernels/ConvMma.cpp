@@ -31,25 +31,27 @@ constexpr int64_t kSmemLimit = 48 * 1024; // per block, so that four blocks shar
 constexpr int64_t kThreadValues = 64;
 constexpr int64_t kWeightRegs = 48; // weight fragment words kept in registers
 constexpr int kThreadsPerSm = 512;  // the register cap: 128 per thread
-// A norm finished in the kernel (ConvSpec::normTail), as measured on S2 (H200, 2026-11-26,
-// docs/kernels-direct.md): units of 2 tiles (1 and 4 were slower: per-unit costs, and y
-// leaving L2), normalising as many (n, group) tasks behind as the resident blocks hold (more
-// was no faster), 6 blocks of 128 threads an SM (the register cap 768 threads; 5 blocks were
-// 1% slower, 4 slower still); the most blocks launched (those past the resident ones return
-// at once); the fewest spatial tiles per task (smaller tasks lost to the two kernels: the
-// per-unit costs are not amortised; corpus graphs of 27-64 tiles per task 0.71-0.89x) and
-// the largest task.
+// A norm finished in the kernel (ConvSpec::normTail), as measured on S2 (H100, 2026-11-27,
+// docs/kernels-direct.md "y held in shared memory"): units of 2 tiles (1 tile: 3.56-3.63 ms,
+// the per-unit waits and barriers not amortised; 3 tiles: 2.50 at 4 blocks an SM against
+// 2.47), one box buffer (two cost a block an SM: 2.74), so that the box, the weights and
+// three held tile slots take at most 45 KiB and five blocks of 128 threads share an SM (the
+// register cap then 96; at four blocks an SM 2.60). Elsewhere than sm_90a four (an A100's
+// 164 KiB of shared memory holds four such blocks; at 96 registers sm_80 spilled).
 constexpr int kNormTileLoop = 2;
-constexpr int kNormThreadsPerSm = 768;
-constexpr int64_t kNormMaxBlocks = 4096;
+constexpr int64_t kNormSmemLimit = 45 * 1024;
+constexpr int kNormThreadsPerSm = 640, kNormThreadsPerSmOther = 512;
+// The fewest spatial tiles per (n, group) and the fewest (n, group) tasks: measured on the
+// design that kept y in L2 (2026-11-26, H200): S2 (1024 tasks of 297 tiles) gained 10%,
+// corpus graphs of 27-64 tiles per task took 0.71-0.89x of the two kernels,
+// conv2d_grouped_gn_silu_large (256 of 256) 0.99x and convt2d_grouped_in_tanh_large (64 of
+// 400) 0.89x. Not measured again on the held design: the rule still rests on those graphs.
 constexpr int64_t kNormMinTiles = 256;
-// And the fewest (n, group) tasks: S2 (1024 tasks of 297 tiles) gained 10%, while
-// conv2d_grouped_gn_silu_large (256 of 256) took 0.99x and convt2d_grouped_in_tanh_large (64
-// of 400) 0.89x of the two kernels' time. The threshold rests on these three graphs: y still
-// crosses L2 three times (stored, read back, stored normalised), so the gain is the one
-// kernel's overlap rather than DRAM bytes, and it showed only on the largest.
 constexpr int64_t kNormMinTasks = 512;
-constexpr int64_t kNormMaxTaskBytes = 4 << 20;
+// The most units per (n, group): the kernel needs that many blocks resident at once (its
+// LaunchConfig::coResident), which an H100 or H200 holds five times over and an A100 (108
+// SMs, four such blocks an SM) close to twice.
+constexpr int64_t kNormMaxUnits = 256;
 
 /// The walk along spatial dim d (the template's Walk): grid positions, output phases and
 /// reduction taps. The grid is the output, except along a strided dim of a transposed
@@ -160,11 +162,19 @@ int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t 
   Geometry g = geometry(s);
   int64_t plane = boxExtent(s, 0, t.td) * boxExtent(s, 1, t.th) * boxRowStride(s, t.tw);
   int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
+  int64_t fixed = buffers * g.cinG * cs + g.ks * g.nt * 64;
+  if (s.normTail) {
+    // The ring of kTileLoop + 1 held tile slots (the template's Layout::kY on): every
+    // (phase, channel) column of a tile, columns kYCS = 4 mod 16 floats apart.
+    int64_t yPlane = int64_t(t.td) * t.th * t.tw;
+    int64_t ycs = yPlane + (4 - yPlane % 16 + 16) % 16;
+    return 4 * (fixed + (2 * g.coutG + 3) / 4 * 4 + (t.tileLoop + 1) * g.phases * g.coutG * ycs);
+  }
   Axis w(s, 2);
   int64_t run = stagedRun(s, t) / w.phases(); // 16 x the template's kRun
   int64_t stage =
       (w.phased || t.stageStores) && s.storeOutput ? t.warps * w.phases() * g.coutG * (run + 4) : 0;
-  return 4 * (buffers * g.cinG * cs + g.ks * g.nt * 64 + 2 * g.coutG + stage);
+  return 4 * (fixed + 2 * g.coutG + stage);
 }
 
 /// The channel stride of the box, mod 32 words (the template's kCS = whole 32-word lines
@@ -357,7 +367,8 @@ bool convMmaSupports(const ConvSpec &s, std::string *whyNot) {
   return true;
 }
 
-bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot) {
+bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot,
+                         bool evenWhereSlower) {
   auto no = [&](const std::string &why) {
     if (whyNot)
       *whyNot = why;
@@ -368,19 +379,20 @@ bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *why
   Geometry g = geometry(s);
   if (g.coutG % (s.Cout / normGroups))
     return no("a norm group spans several convolution groups");
-  if (4 * g.coutG * volume(s.out) > kNormMaxTaskBytes)
-    return no("a convolution group's output per sample exceeds " +
-              std::to_string(kNormMaxTaskBytes >> 20) + " MiB, too much to keep in L2");
   ConvSpec stats = s;
   stats.accumulateStats = true;
   if (!convMmaSupports(stats, nullptr))
     return no("conv_mma cannot run the convolution with statistics");
-  if (s.N * s.groups < kNormMinTasks)
+  if (s.N * s.groups < kNormMinTasks && !evenWhereSlower)
     return no("fewer than " + std::to_string(kNormMinTasks) +
               " (n, group)s: the two kernels are as fast");
-  if (spatialTiles(s, chooseConvMmaTile(stats)) < kNormMinTiles)
+  const int64_t tiles = spatialTiles(s, chooseConvMmaTile(stats));
+  if (tiles < kNormMinTiles && !evenWhereSlower)
     return no("fewer than " + std::to_string(kNormMinTiles) +
               " tiles per (n, group): the two kernels are faster");
+  if ((tiles + kNormTileLoop - 1) / kNormTileLoop > kNormMaxUnits)
+    return no("more than " + std::to_string(kNormMaxUnits * kNormTileLoop) +
+              " tiles per (n, group): more units than a GPU holds blocks at once");
   if (s.normTail && (!s.storeOutput || !s.accumulateStats))
     return no("the norm needs the output stored and its statistics");
   return true;
@@ -417,10 +429,10 @@ ConvMmaTile chooseConvMmaTile(const ConvSpec &s) {
          2 * best.tileLoop <= spatialTiles(s, best))
     best.tileLoop *= 2;
   // With the norm finished in the kernel a unit of work is kTileLoop tiles of one (n, group),
-  // and the (n, group)s in flight (resident blocks / units per group) must stay in L2.
+  // whose values the block holds in shared memory until the (n, group) is complete.
   if (s.normTail)
     best.tileLoop = kNormTileLoop;
-  best.doubleBuffer = smemBytes(s, best, 2) <= kSmemLimit;
+  best.doubleBuffer = smemBytes(s, best, 2) <= (s.normTail ? kNormSmemLimit : kSmemLimit);
   return best;
 }
 
@@ -435,7 +447,8 @@ llvm::Error checkMmaSpec(const ConvSpec &s) {
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);
-  if (s.normTail && !convMmaFinishesNorm(s, s.normTail->groups, &why))
+  // (Whether it pays is the planner's question; the kernel only needs what makes it correct.)
+  if (s.normTail && !convMmaFinishesNorm(s, s.normTail->groups, &why, true))
     return makeError(s.kernelName + ": conv_mma cannot finish this norm: " + why);
   return llvm::Error::success();
 }
@@ -449,7 +462,7 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
     return makeError(s.kernelName + ": conv_mma tile " + std::to_string(t.td) + "x" +
                      std::to_string(t.th) + "x" + std::to_string(t.tw) + " does not split into " +
                      std::to_string(t.warps) + " warps of whole m16 tiles");
-  int buffers = t.tileLoop > 1 && t.doubleBuffer ? 2 : 1;
+  int buffers = (t.tileLoop > 1 || s.normTail) && t.doubleBuffer ? 2 : 1;
   int64_t residue = channelResidue(s, t);
   int64_t smem = smemBytes(s, t, buffers, residue);
   if (smem > 200 * 1024)
@@ -466,10 +479,8 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   writeDirectConvShape(w, s);
   int threads = 32 * t.warps;
   const int64_t convUnits = gridX, tasks = s.N * s.groups;
-  // The template's lag is at most (SMs x kMinBlocks) / kConvUnits stages.
-  const int64_t tickets = (tasks + kNormMaxBlocks) * convUnits;
   if (s.normTail) {
-    if (tickets > 0x7fffffff)
+    if (tasks * convUnits > 0x7fffffff) // (unit indices are 32-bit in the template)
       return makeError(s.kernelName + ": conv_mma with its norm has too many work units");
     w.constant("kC", s.Cout);
     w.constant("kL", volume(s.out));
@@ -479,8 +490,10 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
     w.constant("kConvUnits", convUnits);
   }
   w.constant("kThreads", threads);
-  // (The norm's 6 blocks were measured with 128 threads; other blocks keep the usual cap.)
-  const int perSm = s.normTail && threads == 128 ? kNormThreadsPerSm : kThreadsPerSm;
+  // (The norm's 5 blocks were measured with 128 threads; other blocks keep the usual cap.)
+  const int perSm = !s.normTail || threads != 128 ? kThreadsPerSm
+                    : s.wgmma                      ? kNormThreadsPerSm
+                                                   : kNormThreadsPerSmOther;
   w.constant("kMinBlocks", std::max(1, perSm / threads));
   w.constant("kTD", t.td);
   w.constant("kTH", t.th);
@@ -509,8 +522,12 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   k.templateName = "conv_mma.cuh";
   k.source = w.finish();
   k.launch.grid = {unsigned(gridX), unsigned(s.groups), unsigned(s.N)};
-  if (s.normTail) // (blocks beyond those resident find the tickets gone and return)
-    k.launch.grid = {unsigned(std::min<int64_t>(tasks * convUnits, kNormMaxBlocks)), 1, 1};
+  if (s.normTail) {
+    // Units of work taken in turn by every block the GPU holds, at least kConvUnits of them
+    // (the template's kernel: a block's two units in flight must be of different tasks).
+    k.launch.grid = {unsigned(tasks * convUnits), 1, 1};
+    k.launch.coResident = unsigned(convUnits);
+  }
   k.launch.block = {unsigned(threads), 1, 1};
   k.launch.sharedBytes = unsigned(smem);
   k.tileConfig =
@@ -532,16 +549,17 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
       ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
            ? ", stores staged per warp and written by whole tile rows"
            : "") +
-      (s.normTail ? "; group norm in place: units of " + std::to_string(t.tileLoop) +
-                        " tiles of one (n, group) taken as tickets, each also normalising 1/" +
-                        std::to_string(convUnits) + " of an earlier (n, group)"
+      (s.normTail ? "; group norm finished in the kernel: units of " +
+                        std::to_string(t.tileLoop) +
+                        " tiles of one (n, group) taken in turn by every resident block, their "
+                        "values held in shared memory until the (n, group) is complete"
                   : "");
   setDirectConvCost(s, k);
   if (s.normTail) {
-    // After the statistics: the ticket counter and a done count per (n, group) (unsigned).
+    // After the statistics: a done count per (n, group) (unsigned).
     WorkspaceNeed &stats = k.workspace.back();
-    stats.bytes += roundUp(4 * (1 + tasks), 8);
-    stats.what += ", then the ticket counter and a done count per (n, group) (unsigned)";
+    stats.bytes += roundUp(4 * tasks, 8);
+    stats.what += ", then a count of the units done per (n, group) (unsigned)";
     k.flops += 2.0 * s.N * s.Cout * volume(s.out);
     k.bytes += s.normTail->affine ? 8.0 * s.Cout : 0;
   }

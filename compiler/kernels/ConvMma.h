@@ -24,9 +24,11 @@ namespace sinter {
 bool convMmaSupports(const ConvSpec &s, std::string *whyNot);
 
 /// Whether conv_mma can finish a group norm of `normGroups` groups over s.Cout after the
-/// epilogue (ConvSpec::normTail): each norm group within one convolution group, and a
-/// convolution group's output per sample small enough to stay in L2 until it is normalised.
-bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot);
+/// epilogue (ConvSpec::normTail): each norm group within one convolution group, and no more
+/// units of work per (n, group) than a GPU holds blocks at once; and, unless
+/// evenWhereSlower, enough (n, group)s and tiles per (n, group) for it to beat two kernels.
+bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *whyNot,
+                         bool evenWhereSlower = false);
 
 /// The share of conv_mma's tensor-core products that are useful: the group's output
 /// channels over whole n8 tiles times the (tap, channel) pairs over whole k8 steps. The

@@ -262,4 +262,31 @@ TEST(ConvTemplateChoice, Sm90aRunsStrideOneTf32ConvolutionsOnTheWgmmaEngine) {
       << tiles[0].first;
 }
 
+// A conv + gelu + group norm of a few (n, group)s stays on two kernels (the planner's size
+// rules), unless PlanOptions::normInKernelWherePossible asks for the norm in the conv_mma
+// kernel; that kernel then holds its units' values and says how many blocks it needs
+// resident.
+TEST(ConvTemplateChoice, NormInKernelWherePossibleOverridesTheSizeRules) {
+  auto graphs = parseSir(
+      "graph g(%x: f32[2,16,64,64], %w: param f32[16,8,3,3], %b: param f32[16], %ga: param "
+      "f32[16], %be: param f32[16]) { %y = conv_transpose(%x, %w, %b) {groups = 2} %g = "
+      "gelu(%y) %o = group_norm(%g, %ga, %be) {groups = 4} return %o }",
+      "t.sir");
+  ASSERT_TRUE(bool(graphs)) << llvm::toString(graphs.takeError());
+  auto usual = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
+  ASSERT_TRUE(bool(usual)) << llvm::toString(usual.takeError());
+  EXPECT_EQ(usual->plan.kernels.size(), 2u);
+  auto forced = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false, true});
+  ASSERT_TRUE(bool(forced)) << llvm::toString(forced.takeError());
+  ASSERT_EQ(forced->plan.kernels.size(), 1u);
+  const KernelSource &k = forced->plan.kernels[0].source;
+  EXPECT_EQ(k.templateName, "conv_mma.cuh");
+  EXPECT_NE(k.source.find("#define SINTER_CONV_MMA_NORM 1"), std::string::npos);
+  // 66 x 66 outputs in 1x8x32 tiles: 9 x 3 tiles, 14 units of two per (n, group).
+  EXPECT_EQ(k.launch.coResident, 14u);
+  EXPECT_EQ(k.launch.grid[0], 2u * 2u * 14u);
+  EXPECT_NE(launchText(k.launch).find("needs 14 blocks resident at once"), std::string::npos)
+      << launchText(k.launch);
+}
+
 } // namespace

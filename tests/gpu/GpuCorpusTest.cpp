@@ -32,6 +32,24 @@ TEST_P(GpuCorpus, MatchesTheReference) {
   }
 }
 
+// The same graphs with every conv + group norm that conv_mma can finish in its own kernel
+// finished there (JitOptions::normInKernelWherePossible), although the planner keeps those
+// small ones on two kernels: the held-values kernel on many shapes (1-D to 3-D, strides,
+// groups, edges of every kind) against the reference.
+TEST_P(GpuCorpus, MatchesTheReferenceWithNormsInTheConvKernel) {
+  SINTER_REQUIRE_GPU();
+  auto graphs = parseSirFile(GetParam());
+  ASSERT_TRUE(bool(graphs)) << llvm::toString(graphs.takeError());
+  JitOptions options;
+  options.normInKernelWherePossible = true;
+  GpuRun run = runAndCompare(graphs->front(), 11, options);
+  ASSERT_FALSE(run.errors.empty()) << "nothing ran";
+  for (const OutputError &e : run.errors) {
+    EXPECT_LE(e.relL2, run.tolerance) << e.name << "\n" << run.kernelList;
+    EXPECT_EQ(e.nonFinite, 0) << e.name << "\n" << run.kernelList;
+  }
+}
+
 std::string testName(const ::testing::TestParamInfo<std::string> &info) {
   return std::filesystem::path(info.param).stem().string();
 }

@@ -51,9 +51,14 @@ struct DeviceBuffers {
 
 GpuRun runAndCompare(const Graph &graph, uint64_t seed, Precision precision,
                      unsigned referenceThreads) {
-  GpuRun run;
   JitOptions options;
   options.precision = precision;
+  return runAndCompare(graph, seed, options, referenceThreads);
+}
+
+GpuRun runAndCompare(const Graph &graph, uint64_t seed, const JitOptions &options,
+                     unsigned referenceThreads) {
+  GpuRun run;
   auto compiled = compileGraph(graph, options);
   if (!compiled) {
     ADD_FAILURE() << "compile: " << llvm::toString(compiled.takeError());

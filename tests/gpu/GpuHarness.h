@@ -45,6 +45,9 @@ struct GpuRun {
 /// Failures (compile, run) are reported through gtest and leave the result empty.
 GpuRun runAndCompare(const Graph &graph, uint64_t seed, Precision precision = Precision::Auto,
                      unsigned referenceThreads = 0);
+/// The same with the compile options given (e.g. JitOptions::normInKernelWherePossible).
+GpuRun runAndCompare(const Graph &graph, uint64_t seed, const JitOptions &options,
+                     unsigned referenceThreads = 0);
 
 /// Parses `text` (one graph) and runs runAndCompare; asserts every output is within the
 /// tolerance.

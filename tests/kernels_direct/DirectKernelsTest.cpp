@@ -315,17 +315,32 @@ TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
   EXPECT_EQ(constantOf(k, "kTileLoop"), 2);
   // 297 tiles of 1x8x32 per (n, group), two a unit.
   EXPECT_EQ(constantOf(k, "kConvUnits"), 149);
+  // Every unit of the work on the grid, and as many blocks resident as a task has units.
+  const int64_t tasks = 128 * 8;
+  EXPECT_EQ(k.launch.grid[0], unsigned(tasks * 149));
   EXPECT_EQ(k.launch.grid[1], 1u);
   EXPECT_EQ(k.launch.grid[2], 1u);
-  // Slot 4: the statistics, then the ticket counter and a done count per (n, group).
+  EXPECT_EQ(k.launch.coResident, 149u);
+  // One box buffer, the weights and three held tile slots of 8 channels x (256 + 4) floats:
+  // five blocks an SM on sm_90a (the register cap then 96), four elsewhere.
+  EXPECT_EQ(constantOf(k, "kDoubleBuffer"), 0);
+  EXPECT_EQ(k.launch.sharedBytes, 4u * (8 * 392 + 9 * 64 + 16 + 3 * 8 * 260));
+  EXPECT_EQ(constantOf(k, "kMinBlocks"), 4); // (this spec is for sm_80: no wgmma)
+  // Slot 4: the statistics, then a count of the units done per (n, group).
   ASSERT_EQ(k.workspace.size(), 1u);
-  const int64_t tasks = 128 * 8;
-  EXPECT_EQ(k.workspace[0].bytes, 16 * 128 * 64 + (4 * (1 + tasks) + 7) / 8 * 8);
+  EXPECT_EQ(k.workspace[0].bytes, 16 * 128 * 64 + (4 * tasks + 7) / 8 * 8);
   for (const char *arch : {"sm_90a", "sm_80"}) {
     NvrtcResult r = compile(k, arch);
     EXPECT_TRUE(r.ok) << arch << ":\n" << r.log;
     EXPECT_EQ(spillBytes(r.log), 0) << arch << ":\n" << r.log;
   }
+  s.wgmma = true; // (sm_90a: five blocks an SM, and no spills at their 96 registers)
+  KernelSource k90 = emitOrFail(emitConvMma(s));
+  EXPECT_EQ(constantOf(k90, "kMinBlocks"), 5);
+  NvrtcResult r90 = compile(k90, "sm_90a");
+  EXPECT_TRUE(r90.ok) << r90.log;
+  EXPECT_EQ(spillBytes(r90.log), 0) << r90.log;
+  s.wgmma = false;
   // The spec must ask for the statistics and the stores.
   s.storeOutput = false;
   EXPECT_EQ(errorOf(emitConvMma(s)), "s2_norm: conv_mma cannot finish this norm: the norm needs "

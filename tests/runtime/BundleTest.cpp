@@ -52,6 +52,8 @@ ExecutablePlan samplePlan() {
     k.launch.block = {256, 1, 1};
     k.launch.sharedBytes = 70000;
     k.launch.persistent = std::string(name) == "first_kernel";
+    if (std::string(name) == "second_kernel") // (blocks waiting on each other's work)
+      k.launch.coResident = 5;
     if (k.launch.persistent) { // one TMA tensor map over x (slot 0), 8 x 16 boxes
       TensorMapSpec t;
       t.slot = 0;
@@ -165,6 +167,8 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[1].launch.sharedBytes, 70000u);
   EXPECT_TRUE(r.kernels[0].launch.persistent);
   EXPECT_FALSE(r.kernels[1].launch.persistent);
+  EXPECT_EQ(r.kernels[0].launch.coResident, 0u);
+  EXPECT_EQ(r.kernels[1].launch.coResident, 5u);
   ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 1u);
   const TensorMapSpec &t = r.kernels[0].launch.tensorMaps[0];
   EXPECT_EQ(t.slot, 0);
