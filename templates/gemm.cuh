@@ -21,7 +21,8 @@
 // (B as [N][K]), which zero-fill what lies outside the matrices. With kPersistent
 // (unbatched, one block per SM) the grid is one-dimensional and any number of blocks take
 // the tiles in the grouped order, the last partial wave split by k tiles over all blocks
-// (stream-K, wgmma.cuh) when the grid has at most kStreamKSlots blocks.
+// over the last kStreamKSlots blocks (stream-K, wgmma.cuh): a persistent launch (min(tiles,
+// SMs) blocks) or one of a block per whole tile and kStreamKSlots more.
 //
 // Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 5 stream-K workspace
 // (kStreamKSlots partial tiles of kBM x kBN floats, then a flag per slot; zeroed before each
@@ -53,8 +54,8 @@ constexpr int kTilesN = (cfg::kN + cfg::kBN - 1) / cfg::kBN;
 constexpr int kTiles = kTilesM * kTilesN;
 constexpr int kTileFloats = cfg::kBM * cfg::kBN;
 // Persistent (wgmma engine, no batch): gridDim.x blocks take the kTiles tiles in turn, the
-// tail split by k tiles over them (stream-K, wgmma.cuh's PersistentSchedule) when the grid
-// has at most kStreamKSlots blocks; else one block per tile (grid: tile columns, tile rows,
+// last partial wave split by k tiles over the last kStreamKSlots of them (stream-K,
+// wgmma.cuh's PersistentSchedule); else one block per tile (grid: tile columns, tile rows,
 // batch).
 constexpr bool kPersistent = cfg::kPersistent;
 using WgLayout = sinter::sm90::Layout<cfg::kBM, cfg::kBN, cfg::kStages, cfg::kMath>;
@@ -432,26 +433,24 @@ __device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::Tens
       return reinterpret_cast<int *>(partials() + (i64)cfg::kStreamKSlots * kTileFloats);
     };
     auto sync = [] { mathSync(); };
-    // A Head's sums, from the next block's slot: its start in 3xTF32, added after it in TF32
-    // (mainLoop says why).
-    auto start = [&](int ctid) {
+    // A Head's sums, from the slot of the next tail range: its start in 3xTF32, added after it
+    // in TF32 (mainLoop says why). A Tail writes its own range's slot.
+    auto start = [&](int range, int ctid) {
       if constexpr (cfg::kStreamKSlots > 0)
-        sm90::takePartial<false, kNI, kThreads>(acc[0],
-                                                partials() + (i64)(blockIdx.x + 1) * kTileFloats,
-                                                flags() + blockIdx.x + 1, ctid, sync);
+        sm90::takePartial<false, kNI, kThreads>(acc[0], partials() + (i64)(range + 1) * kTileFloats,
+                                                flags() + range + 1, ctid, sync);
     };
     // What only the consumers' finish uses is worked out there, after each piece's k loop.
-    auto finish = [&](int tile, sm90::Part part, int ctid) {
+    auto finish = [&](int tile, sm90::Part part, int range, int ctid) {
       if constexpr (cfg::kStreamKSlots > 0) {
         if (part == sm90::Part::Tail) { // handed to the block that has the first k tiles
-          sm90::handOffPartial<kNI, kThreads>(acc[0], partials() + (i64)blockIdx.x * kTileFloats,
-                                              flags() + blockIdx.x, ctid, sync);
+          sm90::handOffPartial<kNI, kThreads>(acc[0], partials() + (i64)range * kTileFloats,
+                                              flags() + range, ctid, sync);
           return;
         }
         if (!kTwoLevel && part == sm90::Part::Head)
-          sm90::takePartial<true, kNI, kThreads>(acc[0],
-                                                 partials() + (i64)(blockIdx.x + 1) * kTileFloats,
-                                                 flags() + blockIdx.x + 1, ctid, sync);
+          sm90::takePartial<true, kNI, kThreads>(
+              acc[0], partials() + (i64)(range + 1) * kTileFloats, flags() + range + 1, ctid, sync);
       }
       int tileRow, tileCol;
       tilePosition(tile, tileRow, tileCol);
@@ -495,8 +494,7 @@ __device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::Tens
       }
     };
     if constexpr (kPersistent)
-      go(sm90::PersistentSchedule<kTiles, kKTiles>(
-          blockIdx.x, gridDim.x, cfg::kStreamKSlots > 0 && gridDim.x <= cfg::kStreamKSlots));
+      go(sm90::PersistentSchedule<kTiles, kKTiles>(blockIdx.x, gridDim.x, cfg::kStreamKSlots));
     else
       go(sm90::OneTile<kKTiles>(blockIdx.y * kTilesN + blockIdx.x));
   }

@@ -277,6 +277,7 @@ enum class Part : int { Whole, Head, Tail };
 /// One tile, all of its k tiles: the schedule of a launch of one block per tile.
 template <int KTILES> struct OneTile {
   int tile;
+  static constexpr int range = -1; // no tail range (PersistentSchedule's)
   bool done = false;
   __device__ explicit OneTile(int t) : tile(t) {}
   __device__ bool next(Work &w) {
@@ -292,30 +293,37 @@ template <int KTILES> struct OneTile {
   __device__ bool headAt(int) const { return false; }
 };
 
-/// A persistent block's work over TILES tiles of KTILES k tiles each, `blocks` blocks in all
-/// (gridDim.x, any number). Block b takes whole tiles b, b + blocks, ... Where that would
-/// leave a last partial wave (TILES > blocks, TILES % blocks = r > 0) and `streamK` holds, the
-/// last blocks + r tiles are not dealt out whole: their k tiles, tile after tile, are cut into
-/// `blocks` contiguous ranges of (nearly) equal length, one per block, taken after its whole
-/// tiles. Since the tail holds at least `blocks` tiles, a range is at least KTILES long, so a
-/// tile is shared by at most two blocks: b ends its range with the tile's first k tiles (a
-/// Head) and b + 1 starts its range with the rest (a Tail). Every block ends within one k
-/// tile of the same total, so no partial wave is left; consecutive blocks still run
+/// The work of block `block` of `blocks` (gridDim.x, any number) over TILES tiles of KTILES
+/// k tiles each. Whole tiles are dealt in turn: block b takes tiles b, b + blocks, ... Where
+/// that would leave a partial wave, the last S + r tiles are not dealt out whole (S =
+/// min(splitBlocks, blocks), r = TILES % S, when TILES > S and r > 0): their k tiles, tile
+/// after tile, are cut into S contiguous ranges of (nearly) equal length, one for each of the
+/// last S blocks, taken after their whole tiles (stream-K). With S = blocks (a persistent
+/// launch) every block ends within a k tile of the same total; with blocks = TILES - r (one
+/// block per whole tile, then S more) the whole tiles are one a block and the last S blocks
+/// share the rest. Since the tail holds at least S tiles, a range is at least KTILES long,
+/// so a tile is shared by at most two blocks: b ends its range with the tile's first k tiles
+/// (a Head) and b + 1 starts its range with the rest (a Tail). Consecutive blocks run
 /// consecutive tiles, which share A and B in L2.
 template <int TILES, int KTILES> struct PersistentSchedule {
   int tile, step, tail; // the next whole tile, the block count, the first tile of the tail
   int unit, unitEnd;    // this block's k tiles of the tail, counted from its first tile
   int wholeK, skew;     // k tiles of the block's whole tiles; its tail start within a tile
+  int range;            // which of the S tail ranges is this block's (-1: none)
   // __host__ and constexpr so that a test can walk it at compile time.
-  __host__ __device__ constexpr PersistentSchedule(int block, int blocks, bool streamK)
-      : tile(block), step(blocks), tail(TILES), unit(0), unitEnd(0), wholeK(0), skew(0) {
-    const int rest = TILES % blocks;
-    if (streamK && TILES > blocks && rest != 0) {
-      tail = TILES - blocks - rest;
-      const long long units = (long long)(blocks + rest) * KTILES;
-      unit = int(units * block / blocks);
-      unitEnd = int(units * (block + 1) / blocks);
-      skew = unit % KTILES;
+  __host__ __device__ constexpr PersistentSchedule(int block, int blocks, int splitBlocks)
+      : tile(block), step(blocks), tail(TILES), unit(0), unitEnd(0), wholeK(0), skew(0), range(-1) {
+    const int split = splitBlocks < blocks ? splitBlocks : blocks;
+    const int rest = split > 0 ? TILES % split : 0;
+    if (split > 0 && TILES > split && rest != 0) {
+      tail = TILES - split - rest;
+      if (block >= blocks - split) {
+        range = block - (blocks - split);
+        const long long units = (long long)(split + rest) * KTILES;
+        unit = int(units * range / split);
+        unitEnd = int(units * (range + 1) / split);
+        skew = unit % KTILES;
+      }
     }
     wholeK = block < tail ? (tail - block + blocks - 1) / blocks * KTILES : 0;
   }
@@ -405,12 +413,12 @@ __device__ __forceinline__ void takePartial(float (&acc)[N][4], const float *slo
 /// next piece's stages fill while the consumers finish the last; with each stage it leaves a
 /// work word (the tile and the piece's Part) for the consumers, who follow the k tiles by
 /// count. Consumer threads start each piece's sums at zero and call `finish(tile, part,
-/// ctid)` with the sums in acc (see the header), ctid their index among the consumer
-/// threads, after which acc is theirs to change; producer threads return when their copies
-/// are issued. In 3xTF32 a Head's sums start from `start(ctid)` instead (which fills acc
-/// with the other block's part of the tile); in TF32, where acc is the wgmmas' accumulator
-/// and loads into it made ptxas serialise them (C7515), they start at zero and finish must
-/// add that part.
+/// range, ctid)` with the sums in acc (see the header), `range` the block's tail range
+/// (PersistentSchedule) and ctid their index among the consumer threads, after which acc is
+/// theirs to change; producer threads return when their copies are issued. In 3xTF32 a
+/// Head's sums start from `start(range, ctid)` instead (which fills acc with the other
+/// block's part of the tile); in TF32, where acc is the wgmmas' accumulator and loads into it
+/// made ptxas serialise them (C7515), they start at zero and finish must add that part.
 template <int BM, int BN, int KTILES, int STAGES, int MATH, bool TMA, class Schedule, class Load,
           class Start, class Finish>
 __device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, int tid,
@@ -459,11 +467,11 @@ __device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, i
     // stage's uses alternate between two places, so that the word of a piece's last k tile
     // stays until the piece is finished: the place is written again two uses later, after
     // the consumers released the next use, which belongs to a later piece.
+    // The word: the tile, and the Part with the block's tail range + 1 (0: none) above it.
     auto word = [&](int it, const Work &w) {
+      const Part part = w.k0 > 0 ? Part::Tail : w.k1 < KTILES ? Part::Head : Part::Whole;
       words[(it / STAGES & 1) * STAGES + it % STAGES] =
-          make_int2(w.tile, int(w.k0 > 0        ? Part::Tail
-                                : w.k1 < KTILES ? Part::Head
-                                                : Part::Whole));
+          make_int2(w.tile, int(part) | (sched.range + 1) << 2);
     };
     if constexpr (TMA && !kX3) {
       if (tid == 0) {
@@ -559,7 +567,7 @@ __device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, i
   for (int it = 0; it < kTotal;) {
     const int itEnd = sched.pieceEnd(it);
     if (kX3 && sched.headAt(it)) {
-      start(tid - kProducerThreads);
+      start(sched.range, tid - kProducerThreads);
     } else {
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i)
@@ -645,7 +653,7 @@ __device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, i
       mbarArrive(emptyBar + ((it - 1) % STAGES) * 8);
     }
     const int2 word = words[((it - 1) / STAGES & 1) * STAGES + (it - 1) % STAGES];
-    finish(word.x, Part(word.y), tid - kProducerThreads);
+    finish(word.x, Part(word.y & 3), (word.y >> 2) - 1, tid - kProducerThreads);
   }
 }
 

@@ -59,11 +59,13 @@ int wgmmaSharedBytes(const GemmSpec &s, const GemmTile &t) {
   return t.stages * (stage + 5 * 8) + 1024 + scratch;
 }
 
-/// Whether the tile runs as a persistent kernel: the wgmma engine on one block per SM (the
-/// runtime launches at most one block per SM, which would halve two-block tiles) and no
-/// batch (one tile numbering; a batch would need tensor maps with broadcast strides too).
-bool persistentTile(const GemmTile &t, int64_t batch) {
-  return t.wgmma && t.persistent && t.minBlocks == 1 && batch == 1;
+/// Whether the tile's blocks take tiles through gemm.cuh's one-dimensional schedule
+/// (GemmLaunch Persistent or TilesThenStreamK): the wgmma engine on one block per SM (the
+/// runtime launches a persistent kernel on at most one block per SM, which would halve
+/// two-block tiles) and no batch (one tile numbering; a batch would need tensor maps with
+/// broadcast strides too).
+bool scheduledTile(const GemmTile &t, int64_t batch) {
+  return t.wgmma && t.launch != GemmLaunch::BlockPerTile && t.minBlocks == 1 && batch == 1;
 }
 
 } // namespace
@@ -122,9 +124,9 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
     if (s.normGroupCols > 0 && t.bn * t.bm / 128 > 128)
       continue;
     int64_t blocks = (s.M + t.bm - 1) / t.bm * ((s.N + t.bn - 1) / t.bn) * batch;
-    // Persistent tiles split their last partial wave by k tiles (stream-K), so their time
-    // follows the tile count, not the waves; one-tile-per-block launches pay whole waves.
-    double waves = persistentTile(t, batch)
+    // Stream-K splits the last partial wave by k tiles, so the time follows the tile count,
+    // not the waves; launches without it pay whole waves.
+    double waves = scheduledTile(t, batch) && t.streamK
                        ? std::max(1.0, double(blocks) / kGemmStreamKBlocks)
                        : double((blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks));
     double cost = waves * t.minBlocks * t.bm * t.bn / c.efficiency;
@@ -189,8 +191,9 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   if (s.M > std::numeric_limits<int>::max() / batch || s.N > std::numeric_limits<int>::max())
     return makeError(name + ": gemm too large for 32-bit row and column indices");
   const int64_t tiles = (s.M + tile.bm - 1) / tile.bm * ((s.N + tile.bn - 1) / tile.bn);
-  const bool persistent = persistentTile(tile, batch);
-  if (persistent && tiles > std::numeric_limits<int>::max())
+  const bool scheduled = scheduledTile(tile, batch);
+  const bool persistent = scheduled && tile.launch == GemmLaunch::Persistent;
+  if (scheduled && tiles > std::numeric_limits<int>::max())
     return makeError(name + ": " + std::to_string(tiles) + " tiles, too many for one grid");
   // The stream-K workspace: one partial tile and one flag per block, for grids of up to
   // kGemmStreamKBlocks blocks; with no more tiles than that the runtime never launches a
@@ -201,7 +204,8 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   const bool wideRowReduce =
       s.rowReduce != GemmSpec::RowReduce::None && tile.bm * tile.bn > 128 * 128;
   const int64_t streamKSlots =
-      persistent && tiles > kGemmStreamKBlocks && !wideRowReduce ? kGemmStreamKBlocks : 0;
+      scheduled && tile.streamK && tiles > kGemmStreamKBlocks && !wideRowReduce ? kGemmStreamKBlocks
+                                                                                : 0;
 
   const int threads = 32 * tile.warpsM * tile.warpsN;
   const int aVec = s.K % 4 == 0 ? 4 : 1, bVec = (s.bTransposed ? s.K : s.N) % 4 == 0 ? 4 : 1;
@@ -256,7 +260,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   const bool tma = tile.wgmma && tile.tma && batch == 1;
   w.constantBool("kTma", tma);
   w.constant("kGroupM", tile.wgmma ? std::max(1, tile.groupM) : 1);
-  w.constantBool("kPersistent", persistent);
+  w.constantBool("kPersistent", scheduled);
   w.constant("kStreamKSlots", streamKSlots);
   int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
   const unsigned sharedBytes = tile.wgmma
@@ -275,6 +279,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   if (persistent) {
     k.launch.grid = {unsigned(tiles), 1, 1};
     k.launch.persistent = true;
+  } else if (scheduled) {
+    // A block per whole tile of the full waves, then the stream-K blocks for the rest (the
+    // schedule splits over the grid's last kStreamKSlots blocks).
+    k.launch.grid = {unsigned(streamKSlots ? tiles - tiles % streamKSlots : tiles), 1, 1};
   }
   k.launch.block = {unsigned(threads + (tile.wgmma ? 128 : 0)), 1, 1};
   if (tma)
@@ -289,14 +297,16 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
       k.launch.tensorMaps.push_back(t);
     }
   k.launch.sharedBytes = sharedBytes;
-  k.tileConfig =
-      tileName() + ", " +
-      (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
-                  : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
-      ", " + std::to_string(tile.stages) + " stages" + (tma ? " (TMA)" : "") + ", " +
-      tensorCoreMathName(s.math) +
-      (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
-      (persistent ? (streamKSlots ? ", persistent, stream-K tail" : ", persistent") : "");
+  k.tileConfig = tileName() + ", " +
+                 (tile.wgmma ? "wgmma, " + std::to_string(tile.bm / 64) + "+1 warpgroups"
+                             : std::to_string(tile.warpsM * tile.warpsN) + " warps") +
+                 ", " + std::to_string(tile.stages) + " stages" + (tma ? " (TMA)" : "") + ", " +
+                 tensorCoreMathName(s.math) +
+                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+                 (persistent  ? ", persistent"
+                  : scheduled ? ", block per tile"
+                              : "") +
+                 (streamKSlots ? ", stream-K tail" : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
   k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);

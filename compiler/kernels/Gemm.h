@@ -19,8 +19,9 @@ namespace sinter {
 
 /// The gemm kernel for `s`. Launch: grid (ceil(N / BN), ceil(M / BM), batch count), block
 /// 32 * warps, dynamic shared memory as given (over 48 KiB: the loader must raise the
-/// kernel's limit). On the wgmma engine an unbatched product on one block per SM is
-/// persistent instead (grid [tiles, 1, 1], LaunchConfig::persistent) and, with more than
+/// kernel's limit). On the wgmma engine an unbatched product on one block per SM has a
+/// one-dimensional grid instead (GemmTile::launch: [tiles, 1, 1] and LaunchConfig::persistent,
+/// or a block per whole tile and kGemmStreamKBlocks more) and, with more than
 /// kGemmStreamKBlocks tiles, needs slot 5 zeroed before each launch (KernelSource::workspace:
 /// the stream-K partial tiles and their flags). s.math Ffma is
 /// computed as 3xTF32, which is as accurate. With a row reduction, slot 4 must hold
@@ -28,6 +29,19 @@ namespace sinter {
 /// Fails, naming the kernel, on inconsistent sizes or a norm group the tiles cannot hold
 /// (normGroupCols must be a multiple of 8 dividing N and at most 128).
 llvm::Expected<KernelSource> emitGemm(const GemmSpec &s);
+
+/// How the blocks of a wgmma GEMM share its tiles. Only unbatched products on tiles of one
+/// block per SM take the first two; the rest always run a block per tile.
+enum class GemmLaunch : uint8_t {
+  /// min(tiles, SM count) blocks take the tiles in turn (LaunchConfig::persistent).
+  Persistent,
+  /// A block per tile of the full waves of kGemmStreamKBlocks, scheduled by the hardware as
+  /// they finish, then kGemmStreamKBlocks blocks for the rest (with streamK; else a block per
+  /// tile in the same one-dimensional order).
+  TilesThenStreamK,
+  /// A block per tile, grid (tile columns, tile rows, batch).
+  BlockPerTile,
+};
 
 /// A block tile of gemm: rows x columns x k step, the warp grid, the cp.async stages.
 /// With `wgmma` the tile runs on the sm_90a engine (templates/wgmma.cuh): bk 32, bm 64 or 128
@@ -43,16 +57,16 @@ struct GemmTile {
   /// wgmma engine: consecutive blocks cover this many tile rows before the next tile column
   /// (1: row by row).
   int groupM = 8;
-  /// wgmma engine, unbatched products on one block per SM: a persistent launch (each block
-  /// takes tiles in turn) whose last partial wave is split by k tiles over all the blocks
-  /// (stream-K); false: one block per tile.
-  bool persistent = true;
+  /// wgmma engine: how the blocks share the tiles (GemmLaunch), and whether the last partial
+  /// wave is split by k tiles over kGemmStreamKBlocks blocks (stream-K).
+  GemmLaunch launch = GemmLaunch::Persistent;
+  bool streamK = true;
 };
 
-/// The most blocks a persistent gemm kernel splits its tail over: the SM count of the largest
-/// Hopper parts (H100 SXM, H200), since the runtime launches min(tiles, SM count) blocks.
-/// The kernel's workspace holds one partial tile per block up to this count; larger grids
-/// deal every tile out whole.
+/// The most blocks a gemm kernel splits its last partial wave over: the SM count of the
+/// largest Hopper parts (H100 SXM, H200), since the runtime launches a persistent kernel on
+/// min(tiles, SM count) blocks. The kernel's workspace holds one partial tile per splitting
+/// block; a larger grid splits over its last kGemmStreamKBlocks blocks.
 constexpr int kGemmStreamKBlocks = 132;
 
 /// Whether `s` can run on the wgmma engine: the target has it, B is [N, K], and every row and

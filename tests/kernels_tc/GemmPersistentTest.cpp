@@ -23,25 +23,29 @@ using namespace sinter::tc_test;
 namespace {
 
 /// A translation unit whose static_asserts walk PersistentSchedule for every block count of
-/// lo .. hi over `shapes` ({tiles, k tiles} pairs); `check` returns the number of the first
-/// rule broken (0: none).
+/// lo .. hi over `shapes` ({tiles, k tiles} pairs), splitting over at most `split` blocks
+/// (0: never; hybrid: the grid is a block per whole tile plus `split`, hi - lo extra blocks
+/// counted from there); `check` returns the number of the first rule broken (0: none).
 std::string scheduleSource(const std::vector<std::pair<int, int>> &shapes, int lo, int hi,
-                           bool streamK) {
+                           int split, bool hybrid = false) {
   std::string src = R"(#include "common.cuh"
 #include "wgmma.cuh"
 using sinter::sm90::PersistentSchedule;
 using sinter::sm90::Work;
 
-template <int TILES, int KTILES> constexpr int check(int blocks, bool streamK) {
+template <int TILES, int KTILES> constexpr int check(int blocks, int splitBlocks) {
   int cover[TILES * KTILES] = {};
-  int least = 1 << 30, most = 0;
-  // The rule: the last blocks + TILES % blocks tiles are split when there is a partial wave.
-  const bool split = streamK && TILES > blocks && TILES % blocks != 0;
-  const int tail = split ? TILES - blocks - TILES % blocks : TILES;
+  // The rule: with S = min(splitBlocks, blocks) and a partial wave, the last S + TILES % S
+  // tiles are split over the last S blocks; the rest are dealt in turn over all blocks.
+  const int S = splitBlocks < blocks ? splitBlocks : blocks;
+  const bool split = S > 0 && TILES > S && TILES % S != 0;
+  const int tail = split ? TILES - S - TILES % S : TILES;
+  int least = 1 << 30, most = 0, leastRange = 1 << 30, mostRange = 0;
   int headTile = -1, headEnd = 0; // the Head that ended the last block's range
   for (int b = 0; b < blocks; ++b) {
-    PersistentSchedule<TILES, KTILES> walk(b, blocks, streamK);
+    PersistentSchedule<TILES, KTILES> walk(b, blocks, splitBlocks);
     const PersistentSchedule<TILES, KTILES> count = walk; // the consumers' copy
+    const bool ranged = split && b >= blocks - S;
     int it = 0, whole = 0, pieces = 0;
     bool firstTail = true;
     Work w{};
@@ -53,25 +57,27 @@ template <int TILES, int KTILES> constexpr int check(int blocks, bool streamK) {
           return 2; // a k tile done twice
       if (count.pieceEnd(it) != it + w.k1 - w.k0)
         return 3; // the consumers would finish the piece elsewhere
+      if (count.headAt(it) != (w.k0 == 0 && w.k1 < KTILES))
+        return 4; // the consumers would start a Head from zero, or another piece from a slot
       if (w.tile < tail) {
         if (w.k0 != 0 || w.k1 != KTILES || w.tile != b + whole * blocks || pieces != whole)
-          return 4; // whole tiles not dealt in turn, or not first
+          return 5; // whole tiles not dealt in turn, or not first
         ++whole;
       } else {
+        if (!ranged)
+          return 6; // tail work in a block that has no range
         if (firstTail && headTile >= 0) {
           if (w.tile != headTile || w.k0 != headEnd || w.k1 != KTILES)
-            return 5; // the last block's Head is not continued by this block's first piece
+            return 7; // the last block's Head is not continued by this block's first piece
           headTile = -1;
         } else if (w.k0 != 0) {
-          return 6; // a Tail that no Head precedes, or in the middle of a range
+          return 8; // a Tail that no Head precedes, or in the middle of a range
         }
-        if (firstTail && headTile >= 0)
-          return 7;
         firstTail = false;
         if (w.k1 < KTILES) { // a Head: must end the range
           Work rest{};
           if (PersistentSchedule<TILES, KTILES>(walk).next(rest))
-            return 8;
+            return 9;
           headTile = w.tile;
           headEnd = w.k1;
         }
@@ -80,52 +86,68 @@ template <int TILES, int KTILES> constexpr int check(int blocks, bool streamK) {
       ++pieces;
     }
     if (it != count.kTiles())
-      return 9; // the consumers would count other k tiles
-    if (firstTail && headTile >= 0 && b > 0 && count.kTiles() > 0)
-      return 10; // a Head left to a block with no tail range
+      return 10; // the consumers would count other k tiles
+    if (headTile >= 0 && firstTail && b > 0 && ranged)
+      return 11; // a Head left to a range with no pieces
+    if (ranged) {
+      leastRange = it - whole * KTILES < leastRange ? it - whole * KTILES : leastRange;
+      mostRange = it - whole * KTILES > mostRange ? it - whole * KTILES : mostRange;
+      if (it - whole * KTILES < KTILES)
+        return 12; // a range shorter than a tile (a tile among three blocks)
+    }
     least = it < least ? it : least;
     most = it > most ? it : most;
   }
   for (int i = 0; i < TILES * KTILES; ++i)
     if (cover[i] != 1)
-      return 11; // a k tile never done
+      return 13; // a k tile never done
   if (headTile >= 0)
-    return 12;
-  if (most - least > (split ? 1 : KTILES))
-    return 13; // blocks end more than a k tile apart (a whole tile without the split)
+    return 14;
+  if (split && mostRange - leastRange > 1)
+    return 15; // ranges more than a k tile apart
+  if (S == blocks && most - least > (split ? 1 : KTILES))
+    return 16; // persistent blocks end more than a k tile apart (a tile without the split)
   return 0;
 }
-
 )";
   // One assertion per block count: each constant evaluation has its own step budget.
-  for (auto [tiles, kTiles] : shapes)
-    for (int blocks = lo; blocks <= hi; ++blocks) {
+  for (auto [tiles, kTiles] : shapes) {
+    const int base = hybrid && tiles > split && tiles % split ? tiles - tiles % split : 0;
+    for (int blocks = base + lo; blocks <= base + hi; ++blocks) {
       const std::string what = std::to_string(tiles) + ", " + std::to_string(kTiles);
       src += "static_assert(check<" + what + ">(" + std::to_string(blocks) + ", " +
-             (streamK ? "true" : "false") + ") == 0, \"schedule of " + what + " on " +
-             std::to_string(blocks) + " blocks\");\n";
+             std::to_string(split) + ") == 0, \"schedule of " + what + " on " +
+             std::to_string(blocks) + " blocks, split over " + std::to_string(split) + "\");\n";
     }
+  }
   return src + "__global__ void schedule_checked() {}\n";
 }
 
 TEST(GemmPersistent, ScheduleCoversEveryKTileOnceForAnyBlockCount) {
-  // Small problems on every block count from 1 to past the tile count: k depths of 1 (no
-  // tile can be cut), shallow and deeper; tails of one and of nearly two rounds.
+  // Small problems on every block count from 1 to past the tile count, the split over all of
+  // them (a persistent launch on at most kGemmStreamKBlocks blocks): k depths of 1 (no tile
+  // can be cut), shallow and deeper; tails of one and of nearly two rounds.
   EXPECT_EQ(nvrtcCompile(
-                scheduleSource({{1, 1}, {7, 1}, {13, 3}, {20, 7}, {31, 4}, {40, 2}}, 1, 45, true),
+                scheduleSource({{1, 1}, {7, 1}, {13, 3}, {20, 7}, {31, 4}, {40, 2}}, 1, 45, 1000),
                 "sm_90a"),
             "");
-  // The harness's stream-K cases at the block counts it forces, and past them.
-  EXPECT_EQ(nvrtcCompile(scheduleSource({{156, 7}, {136, 3}, {144, 17}}, 1, 160, true), "sm_90a"),
+  // The harness's stream-K cases at the block counts it forces and past them, splitting over
+  // at most 132 blocks (the kernel's workspace), so over the last 132 of larger grids.
+  EXPECT_EQ(nvrtcCompile(scheduleSource({{156, 7}, {136, 3}, {144, 17}}, 1, 160, 132), "sm_90a"),
             "");
-  // Without the split (more blocks than the workspace holds): whole tiles only.
-  EXPECT_EQ(nvrtcCompile(scheduleSource({{156, 7}, {29, 5}}, 1, 40, false), "sm_90a"), "");
+  // A block per whole tile, then the split blocks (GemmLaunch::TilesThenStreamK), and grids
+  // a few blocks off that count either way.
+  EXPECT_EQ(nvrtcCompile(scheduleSource({{40, 7}, {61, 3}, {100, 1}}, -3, 3, 9, true), "sm_90a"),
+            "");
+  EXPECT_EQ(nvrtcCompile(scheduleSource({{300, 4}, {156, 7}}, -2, 2, 132, true), "sm_90a"), "");
+  // Without the split: whole tiles only.
+  EXPECT_EQ(nvrtcCompile(scheduleSource({{156, 7}, {29, 5}}, 1, 40, 0), "sm_90a"), "");
 }
 
 TEST(GemmPersistent, ScheduleCheckCanFail) {
-  // The same walk with a rule the schedule breaks on purpose (blocks 3 apart by more than a
-  // k tile is allowed only without the split): the check must name it.
-  std::string src = scheduleSource({{20, 7}}, 3, 3, true);
+  // The same walk with a rule the schedule breaks on purpose (persistent blocks a k tile
+  // apart with the split): the check must name it.
+  std::string src = scheduleSource({{20, 7}}, 3, 3, 1000);
   const std::string rule = "most - least > (split ? 1 : KTILES)";
   size_t at = src.find(rule);
   ASSERT_NE(at, std::string::npos);
@@ -169,6 +191,30 @@ TEST(GemmPersistent, LargeProductsArePersistentWithAStreamKWorkspace) {
     const int stage = x3 ? (128 + 128 + 128) * 128 : (128 + 256) * 128;
     EXPECT_EQ(k->launch.sharedBytes, unsigned(4 * (stage + 40) + 1024));
   }
+}
+
+TEST(GemmPersistent, TilesThenStreamKLaunchesABlockPerWholeTileAndTheSplitBlocks) {
+  // TF32 8192^3 on 128 x 256: 2048 tiles = 15 full waves of 132 and 68 more; the grid is a
+  // block per tile of the first 14 waves (1848) and 132 blocks sharing the last 200 tiles.
+  GemmSpec s = wgmmaCase("linear_8192_tf32");
+  GemmTile t = chooseWgmmaTile(s);
+  t.launch = GemmLaunch::TilesThenStreamK;
+  auto k = emitGemm(s, t);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_FALSE(k->launch.persistent);
+  EXPECT_EQ(k->launch.grid[0], 2048u - 68u);
+  EXPECT_EQ(k->launch.grid[1], 1u);
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].slot, 5);
+  EXPECT_NE(k->source.find("constexpr bool kPersistent = true;"), std::string::npos);
+  EXPECT_NE(k->tileConfig.find(", block per tile, stream-K tail"), std::string::npos)
+      << k->tileConfig;
+  // Without the split it is a block per tile on the same one-dimensional order.
+  t.streamK = false;
+  k = emitGemm(s, t);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(k->launch.grid[0], 2048u);
+  EXPECT_TRUE(k->workspace.empty());
 }
 
 TEST(GemmPersistent, FewTilesNeedNoWorkspace) {
@@ -234,7 +280,7 @@ TEST(GemmPersistent, BatchesTwoBlockTilesAndTheKnobStayOneBlockPerTile) {
     EXPECT_EQ(k->launch.persistent, t.minBlocks == 1) << k->tileConfig;
   }
   GemmTile plain = chooseWgmmaTile(s);
-  plain.persistent = false;
+  plain.launch = GemmLaunch::BlockPerTile;
   auto k = emitGemm(s, plain);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   EXPECT_FALSE(k->launch.persistent);

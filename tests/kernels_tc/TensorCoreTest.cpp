@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 using namespace sinter;
 using namespace sinter::tc_test;
@@ -390,7 +391,7 @@ INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
                          ::testing::Range(size_t(0), convCases().size()));
 
 // Every case that fits the wgmma engine, on every tile the chooser can pick and with and
-// without the persistent launch, compiles for sm_90a without spilling and without ptxas
+// on every launch (GemmLaunch), compiles for sm_90a without spilling and without ptxas
 // serialising its wgmmas (its resource report is read).
 class WgmmaGemmCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
@@ -403,8 +404,9 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
   EXPECT_NE(chosen->tileConfig.find("wgmma"), std::string::npos) << chosen->tileConfig;
   EXPECT_EQ(nvrtcCompile(chosen->source, "sm_90a", true), "") << chosen->tileConfig;
   for (GemmTile t : wgmmaTiles(g.spec.math))
-    for (bool persistent : {true, false}) {
-      t.persistent = persistent;
+    for (GemmLaunch launch :
+         {GemmLaunch::Persistent, GemmLaunch::TilesThenStreamK, GemmLaunch::BlockPerTile}) {
+      t.launch = launch;
       auto k = emitGemm(g.spec, t);
       if (!k) { // a tile that cannot hold the norm groups is refused, never miscompiled
         std::string e = llvm::toString(k.takeError());
@@ -540,8 +542,9 @@ TEST(Dump, ForGpuHarness) {
         gemms.push_back(g);
       }
   // Every case that fits the wgmma engine also runs on it with the chosen tile (name suffix
-  // _wg), unbatched ones also with the other copy path (_wgcp / _wgtma), and, unless
-  // benchmarked, on every other wgmma tile (suffix _wgt<i>).
+  // _wg), unbatched ones also with the other copy path (_wgcp / _wgtma) and other launches
+  // (_wghy and, benchmarked, _wgnp, _wgpw, _wgps), and, unless benchmarked, on every other
+  // wgmma tile (suffix _wgt<i>).
   std::map<std::string, GemmTile> forcedTiles;
   for (size_t i = 0, e = gemms.size(); i < e; ++i) {
     GemmCase g = gemms[i];
@@ -551,8 +554,9 @@ TEST(Dump, ForGpuHarness) {
     std::string name = g.spec.kernelName;
     g.spec.kernelName = name + "_wg";
     gemms.push_back(g);
-    // The chosen tile also with the other copy path (_wgcp: cp.async, _wgtma): for every
-    // unbatched case, so that the persistent producer's copies meet the stream-K tail too.
+    // The chosen tile also with the other copy path (_wgcp: cp.async, _wgtma), and a block
+    // per whole tile then the stream-K blocks (_wghy): for every unbatched case, so that the
+    // persistent producer's copies and both launches meet the stream-K tail.
     if (g.bench || g.spec.batchShape.empty()) {
       GemmTile other = chooseWgmmaTile(g.spec);
       other.tma = !other.tma;
@@ -560,13 +564,29 @@ TEST(Dump, ForGpuHarness) {
       forcedTiles[g.spec.kernelName] = other;
       gemms.push_back(g);
     }
-    if (g.bench) {
-      // one block per tile (_wgnp: the launch before the persistent scheduler), and
-      GemmTile plain = chooseWgmmaTile(g.spec);
-      plain.persistent = false;
-      g.spec.kernelName = name + "_wgnp";
-      forcedTiles[g.spec.kernelName] = plain;
+    if (!g.bench && g.spec.batchShape.empty()) {
+      GemmTile hybrid = chooseWgmmaTile(g.spec);
+      hybrid.launch = GemmLaunch::TilesThenStreamK;
+      g.spec.kernelName = name + "_wghy";
+      forcedTiles[g.spec.kernelName] = hybrid;
       gemms.push_back(g);
+    }
+    if (g.bench) {
+      // Other launches: a block per tile (_wgnp: the launch before the persistent schedule),
+      // persistent without stream-K (_wgpw), a block per whole tile and stream-K blocks for
+      // the rest (_wghy), persistent with stream-K (_wgps); and
+      for (auto [suffix, launch, streamK] :
+           {std::tuple{"_wgnp", GemmLaunch::BlockPerTile, false},
+            std::tuple{"_wgpw", GemmLaunch::Persistent, false},
+            std::tuple{"_wghy", GemmLaunch::TilesThenStreamK, true},
+            std::tuple{"_wgps", GemmLaunch::Persistent, true}}) {
+        GemmTile t = chooseWgmmaTile(g.spec);
+        t.launch = launch;
+        t.streamK = streamK;
+        g.spec.kernelName = name + suffix;
+        forcedTiles[g.spec.kernelName] = t;
+        gemms.push_back(g);
+      }
       // with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
       for (int groupM : {1, 4, 16}) {
         GemmTile grouped = chooseWgmmaTile(g.spec);
