@@ -2,9 +2,9 @@
 //
 // Checks a GemmSpec, picks the engine and block tile and writes the prologue of a
 // templates/gemm.cuh kernel. On sm_90a, products whose B is [N, K] with 16-byte rows run on
-// the wgmma engine with the tile of least predicted time (chooseWgmmaTile); unbatched ones on
-// 128-row tiles as a persistent kernel whose last partial wave is split by k tiles
-// (stream-K), with its workspace in slot 5. Otherwise
+// the wgmma engine with the tile of least predicted time (chooseWgmmaTile); unbatched 3xTF32
+// ones on 128-row tiles as a persistent kernel, its last partial wave split by k tiles
+// (stream-K, workspace in slot 5) where that is predicted faster. Otherwise
 // (mma.sync) large products get 128x128x32 tiles with eight warps in three cp.async stages
 // (128x64 when N is at most 64); small ones 64x64 with four warps so that more blocks fill
 // the machine. With a norm tail
@@ -112,22 +112,54 @@ std::vector<GemmTile> wgmmaTiles(MathMode m) {
   return out;
 }
 
+namespace {
+
+/// How fast a stream-K tail runs against whole tiles. Its blocks work on the tail's tiles at
+/// scattered k offsets, so the k tiles of a shared A or B panel are read at different times:
+/// TF32, which streams operands 3x faster, loses L2 (ncu, H100: hit rate 78% -> 70-73%,
+/// DRAM throughput 34% -> 44-49% of peak). Measured on an H100 (2026-11-27, five rounds of
+/// tc_check each): TF32 8192^3's 1.52-tile tail took the time of 4.05 whole tiles (0.37);
+/// S3's (3xTF32) 1.88-tile tail 2.17 (0.87); 3xTF32 8192^3's 1.03-tile tail no more than
+/// whole tiles would.
+double streamKTailEfficiency(MathMode m) { return tensorCoreMathConstant(m) == 2 ? 0.87 : 0.37; }
+
+/// Tile times of `tiles` tiles on kGemmStreamKBlocks SMs, without the split (whole waves) or
+/// with it (the waves but the last two whole, the last blocks + r tiles split at the tail's
+/// efficiency).
+double tileTimes(int64_t tiles, bool streamK, MathMode m) {
+  const int64_t g = kGemmStreamKBlocks, q = tiles / g, r = tiles % g;
+  if (!streamK || tiles <= g || r == 0)
+    return double((tiles + g - 1) / g);
+  return double(q - 1) + (1.0 + double(r) / double(g)) / streamKTailEfficiency(m);
+}
+
+} // namespace
+
 GemmTile chooseWgmmaTile(const GemmSpec &s) {
   const int64_t batch = batchCount(s);
+  const bool x3 = tensorCoreMathConstant(s.math) == 2;
   GemmTile best;
   double bestCost = std::numeric_limits<double>::infinity();
   for (const WgmmaCandidate &c : wgmmaCandidates(s.math)) {
-    const GemmTile &t = c.tile;
+    GemmTile t = c.tile;
     if (s.normGroupCols > 0 && t.bn % s.normGroupCols != 0)
       continue;
     // The norm tail's registers beside 128 accumulators spill (264 bytes at 168 registers).
     if (s.normGroupCols > 0 && t.bn * t.bm / 128 > 128)
       continue;
     int64_t blocks = (s.M + t.bm - 1) / t.bm * ((s.N + t.bn - 1) / t.bn) * batch;
-    // Stream-K splits the last partial wave by k tiles, so the time follows the tile count,
-    // not the waves; launches without it pay whole waves.
-    double waves = scheduledTile(t, batch) && t.streamK
-                       ? std::max(1.0, double(blocks) / kGemmStreamKBlocks)
+    // The launch, from the same H100 runs: 3xTF32 persistent (8192^3 108.7 TFLOP/s against
+    // 106.8 a block per tile; S3 1.328 against 1.400 ms), TF32 a block per tile (persistent
+    // 316.6 against 332.2; not profiled, presumably blocks dealt tiles in turn drift apart and
+    // share less of L2 than blocks the hardware hands tiles as they finish). The split where
+    // it beats whole waves
+    // at the tail's efficiency: 3xTF32 8192^3 (4 tiles past 31 waves) 112.6, S3 (116 past 3)
+    // kept whole.
+    t.launch = x3 ? GemmLaunch::Persistent : GemmLaunch::BlockPerTile;
+    t.streamK = scheduledTile(t, batch) &&
+                tileTimes(blocks, true, s.math) < tileTimes(blocks, false, s.math);
+    double waves = t.minBlocks == 1
+                       ? tileTimes(blocks, t.streamK, s.math)
                        : double((blocks + 132 * t.minBlocks - 1) / (132 * t.minBlocks));
     double cost = waves * t.minBlocks * t.bm * t.bn / c.efficiency;
     if (cost < bestCost) {

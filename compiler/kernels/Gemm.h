@@ -74,8 +74,10 @@ constexpr int kGemmStreamKBlocks = 132;
 bool gemmFitsWgmma(const GemmSpec &s);
 
 /// The wgmma tile for `s` (gemmFitsWgmma(s) must hold): among the engine's tiles that hold
-/// the norm groups, the one with the least predicted time (waves of blocks over 132 SMs times
-/// the tile's work over its measured efficiency).
+/// the norm groups, the one with the least predicted time (tile times on 132 SMs, whole waves
+/// or with the stream-K split at its measured efficiency, times the tile's work over its
+/// measured efficiency), with its launch: 3xTF32 persistent, split where that is predicted
+/// faster; TF32 a block per tile (measured, Gemm.cpp).
 /// Returns a tile with wgmma false when none holds the groups.
 GemmTile chooseWgmmaTile(const GemmSpec &s);
 

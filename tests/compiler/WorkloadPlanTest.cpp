@@ -90,10 +90,8 @@ TEST(WorkloadPlan, S3GemmOutputNeverWritten) {
             "group linear+epilogue+rownorm+reduce: linear group_norm min\n"
             "group elementwise: add\n"
             "  fill m\n"
-            // The stream-K workspace of the persistent kernel (512 tiles over 132 SMs), zeroed.
-            "  fill gemm_gn_min_bias_k0_linear_group_norm_min.ws5\n"
-            "  launch gemm.cuh (GEMM + row norm + row reduction) 0=x 1=w 2=b 4=m "
-            "5=gemm_gn_min_bias_k0_linear_group_norm_min.ws5 6=gamma 7=beta\n"
+            "  launch gemm.cuh (GEMM + row norm + row reduction) 0=x 1=w 2=b 4=m 6=gamma "
+            "7=beta\n"
             "  launch elementwise.cuh (elementwise) 0=m 1=bias 15=o\n");
 }
 

@@ -6,7 +6,7 @@
 // once, whole tiles dealt in turn, a tile shared by at most two blocks in the order the
 // hand-off expects, the consumers' counts matching the producer's walk, blocks within a k
 // tile of each other), and the emitter's launch: which products are persistent, their grid,
-// the stream-K workspace and its fill, and the chooser counting tiles rather than waves.
+// the stream-K workspace and its fill, and the chooser's launch and split (measured rules).
 // The GPU side (every case on forced block counts) is bench/kernels/tc_check.py.
 //
 //===--------------------------------------------------------------------------------===//
@@ -167,11 +167,16 @@ GemmSpec wgmmaCase(const std::string &name) {
 }
 
 TEST(GemmPersistent, LargeProductsArePersistentWithAStreamKWorkspace) {
+  // 3xTF32 8192^3 as chosen; TF32 on its tile with the persistent launch forced (the chooser
+  // keeps TF32 a block per tile).
   for (const char *name : {"linear_8192_tf32x3", "linear_8192_tf32"}) {
     GemmSpec s = wgmmaCase(name);
-    auto k = emitGemm(s);
-    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
     const bool x3 = s.math == MathMode::Tf32x3;
+    GemmTile t = chooseWgmmaTile(s);
+    t.launch = GemmLaunch::Persistent;
+    t.streamK = true;
+    auto k = emitGemm(s, t);
+    ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
     const unsigned tiles = x3 ? 64 * 64 : 64 * 32; // 128 x 128, or 128 x 256 for TF32
     EXPECT_TRUE(k->launch.persistent) << name;
     EXPECT_EQ(k->launch.grid[0], tiles) << name;
@@ -193,12 +198,43 @@ TEST(GemmPersistent, LargeProductsArePersistentWithAStreamKWorkspace) {
   }
 }
 
+TEST(GemmPersistent, ChooserTakesTheMeasuredLaunch) {
+  // 3xTF32 8192^3: 4096 tiles = 31 waves and 4 tiles; split, the tail costs 1.03 / 0.87 tile
+  // times against a 32nd wave.
+  GemmTile t = chooseWgmmaTile(wgmmaCase("linear_8192_tf32x3"));
+  EXPECT_EQ(t.launch, GemmLaunch::Persistent);
+  EXPECT_TRUE(t.streamK);
+  // S3: 512 tiles = 3 waves and 116; split, the tail would cost 1.88 / 0.87 = 2.16 tile
+  // times against a fourth wave's one: persistent, every tile whole.
+  t = chooseWgmmaTile(wgmmaCase("s3_linear_gn_min"));
+  EXPECT_EQ(t.launch, GemmLaunch::Persistent);
+  EXPECT_FALSE(t.streamK);
+  // A small case with a short tail (156 tiles): split.
+  t = chooseWgmmaTile(wgmmaCase("linear_streamk_odd"));
+  EXPECT_EQ(t.bm, 128);
+  EXPECT_EQ(t.launch, GemmLaunch::Persistent);
+  EXPECT_TRUE(t.streamK);
+  // TF32: a block per tile, as before the persistent schedule.
+  GemmSpec tf32 = wgmmaCase("linear_8192_tf32");
+  t = chooseWgmmaTile(tf32);
+  EXPECT_EQ(t.launch, GemmLaunch::BlockPerTile);
+  EXPECT_FALSE(t.streamK);
+  auto k = emitGemm(tf32);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_FALSE(k->launch.persistent);
+  EXPECT_EQ(k->launch.grid[0], 32u);
+  EXPECT_EQ(k->launch.grid[1], 64u);
+  EXPECT_TRUE(k->workspace.empty());
+  EXPECT_NE(k->source.find("constexpr bool kPersistent = false;"), std::string::npos);
+}
+
 TEST(GemmPersistent, TilesThenStreamKLaunchesABlockPerWholeTileAndTheSplitBlocks) {
   // TF32 8192^3 on 128 x 256: 2048 tiles = 15 full waves of 132 and 68 more; the grid is a
   // block per tile of the first 14 waves (1848) and 132 blocks sharing the last 200 tiles.
   GemmSpec s = wgmmaCase("linear_8192_tf32");
   GemmTile t = chooseWgmmaTile(s);
   t.launch = GemmLaunch::TilesThenStreamK;
+  t.streamK = true;
   auto k = emitGemm(s, t);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   EXPECT_FALSE(k->launch.persistent);
@@ -231,17 +267,25 @@ TEST(GemmPersistent, FewTilesNeedNoWorkspace) {
 }
 
 TEST(GemmPersistent, RowReductionKeepsItsWorkspaceAndScratch) {
-  // S3's shape: 512 tiles, the row minimum in slot 4 and the stream-K slots in 5; the row
-  // reduction's scratch after the engine's shared memory (the stages are the producer's).
+  // S3's shape: 512 tiles, persistent, the row minimum in slot 4; split (forced here), the
+  // stream-K slots in 5. The row reduction's scratch follows the engine's shared memory (the
+  // stages are the producer's).
   GemmSpec s = wgmmaCase("s3_linear_gn_min");
   auto k = emitGemm(s);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   EXPECT_TRUE(k->launch.persistent);
   EXPECT_EQ(k->launch.grid[0], 512u);
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].slot, 4);
+  EXPECT_NE(k->source.find("constexpr int kStreamKSlots = 0;"), std::string::npos);
+  EXPECT_EQ(k->launch.sharedBytes, unsigned(4 * (384 * 128 + 40) + 1024 + 128 * 4));
+  GemmTile t = chooseWgmmaTile(s);
+  t.streamK = true;
+  k = emitGemm(s, t);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
   ASSERT_EQ(k->workspace.size(), 2u);
   EXPECT_EQ(k->workspace[0].slot, 4);
   EXPECT_EQ(k->workspace[1].slot, 5);
-  EXPECT_EQ(k->launch.sharedBytes, unsigned(4 * (384 * 128 + 40) + 1024 + 128 * 4));
 }
 
 TEST(GemmPersistent, WideTilesWithARowReductionAreNotSplit) {
@@ -288,23 +332,6 @@ TEST(GemmPersistent, BatchesTwoBlockTilesAndTheKnobStayOneBlockPerTile) {
   EXPECT_EQ(k->launch.grid[1], 64u);
   EXPECT_TRUE(k->workspace.empty());
   EXPECT_EQ(k->tileConfig.find("persistent"), std::string::npos) << k->tileConfig;
-}
-
-TEST(GemmPersistent, ChooserCountsTilesNotWaves) {
-  // TF32 1280 x 1792: 70 tiles of 128 x 256 fill 70 of 132 SMs for one tile's time; 140
-  // tiles of 128 x 128 (measured 0.72 as efficient) take 140 / 132 of a smaller tile's time
-  // once the tail is split, 0.74 of the wide tile's. Counted in waves they took two.
-  GemmSpec s = wgmmaCase("linear_8192_tf32");
-  s.M = 1280;
-  s.N = 1792;
-  GemmTile t = chooseWgmmaTile(s);
-  EXPECT_EQ(t.bm, 128);
-  EXPECT_EQ(t.bn, 128);
-  // Exactly a wave of wide tiles keeps them.
-  s.N = 8192;
-  s.M = 128 * 4; // 4 x 32 = 128 tiles of 128 x 256
-  t = chooseWgmmaTile(s);
-  EXPECT_EQ(t.bn, 256);
 }
 
 } // namespace
