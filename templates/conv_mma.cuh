@@ -142,8 +142,8 @@ namespace conv_mma {
 
 // With the norm finished in the kernel (SINTER_CONV_MMA_NORM), each block keeps the
 // epilogue's values of its unit (kTileLoop tiles of one (n, group)) in its own shared memory,
-// in one of two sets, and normalises and stores them once the unit's (n, group) is complete;
-// y never goes to L2 unnormalised.
+// in a ring of held tile slots, and normalises and stores them once the unit's (n, group) is
+// complete; y never goes to L2 unnormalised.
 #ifdef SINTER_CONV_MMA_NORM
 constexpr bool kHoldY = true;
 
@@ -163,7 +163,7 @@ constexpr bool kHoldY = false;
 
 /// The input box of a tile and the block's shared memory (offsets in floats): the box
 /// buffers, the weight fragments, the block's statistics, then each warp's staged stores or,
-/// with the norm, the two sets of held y.
+/// with the norm, the ring of held tile slots.
 struct Layout {
   static constexpr int kBD = cfg::WD::kBox, kBH = cfg::WH::kBox, kBW = cfg::WW::kBox;
   // Box rows are copied in pieces of kPiece floats (16, 8 or 4 bytes: what the input row
