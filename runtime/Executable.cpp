@@ -202,8 +202,8 @@ llvm::Error Executable::init() {
         return makeError("kernel '" + k.name + "' needs " + std::to_string(launch.coResident) +
                          " blocks resident at once (its blocks wait on each other's work); " +
                          gpu_.info.name + " holds " + std::to_string(resident) + " (" +
-                         std::to_string(perSm) + " per SM x " +
-                         std::to_string(gpu_.info.smCount) + " SMs)");
+                         std::to_string(perSm) + " per SM x " + std::to_string(gpu_.info.smCount) +
+                         " SMs)");
       residentBlocks_.back() = unsigned(resident);
     }
   }

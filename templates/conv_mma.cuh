@@ -251,12 +251,12 @@ __device__ __forceinline__ void loadBox(const float *__restrict__ x, const int n
     // The whole box's depth is in the input or not when it is one deep.
     const bool rowOk = colOk && (kBD > 1 || unsigned(id) < unsigned(kID));
     // (Opaque: else the compiler rebuilds the group's base address for every piece.)
-    const float *base = reinterpret_cast<const float *>(
-        sinter::opaque(reinterpret_cast<unsigned long long>(xg)));
+    const float *base =
+        reinterpret_cast<const float *>(sinter::opaque(reinterpret_cast<unsigned long long>(xg)));
 #pragma unroll 2
     for (int r = r0; r < kRows; r += kRowsPerPass) {
-      const bool ok = rowOk && unsigned(ih) < unsigned(kIH) &&
-                      (kBD == 1 || unsigned(id) < unsigned(kID));
+      const bool ok =
+          rowOk && unsigned(ih) < unsigned(kIH) && (kBD == 1 || unsigned(id) < unsigned(kID));
       // (A piece outside the input reads nothing; its source stays the group's base.)
       const float *src = base + (ok ? off : Off(0));
       sinter::mma::cpAsync16(dst, src, ok ? 16 : 0);
@@ -351,17 +351,16 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
   // instructions per element, sunk by the compiler into each store's condition).
   constexpr bool kStageFixed = kPhases == 1 || kCoutG % 8 == 0;
   const int stageLane =
-      kStaged ? sinter::opaque(int(sStage - smem) +
-                               (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4
-                                            : 0))
+      kStaged ? sinter::opaque(
+                    int(sStage - smem) +
+                    (kStageFixed ? 2 * (threadIdx.x % 4) * kStageLd + threadIdx.x % 32 / 4 : 0))
               : 0;
 
   // Held y: this lane's place (column 2t, position g) in a slot; its elements lie at
   // compile-time offsets from it plus the slot's and the m16 tile's place.
-  const int yBase =
-      kHoldY ? sinter::opaque(Layout::kY + 2 * int(threadIdx.x % 4) * Layout::kYCS +
-                              int(threadIdx.x % 32 / 4))
-             : 0;
+  const int yBase = kHoldY ? sinter::opaque(Layout::kY + 2 * int(threadIdx.x % 4) * Layout::kYCS +
+                                            int(threadIdx.x % 32 / 4))
+                           : 0;
 
   const float *__restrict__ x = sinter::slot<const float>(b, 0);
   const float *__restrict__ w = sinter::slot<const float>(b, 1);
@@ -663,8 +662,7 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
               smem[stageLane + (col - 2 * t) * kStageLd + row - g] = v;
             else
               sStage[col * kStageLd + row] = v;
-          }
-          else if constexpr (kStoreOutput)
+          } else if constexpr (kStoreOutput)
             y[((i64)n * kCout + co) * kOD * kOH * kOW + at] = v;
         }
         if constexpr (kAccStats) {
@@ -863,7 +861,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // its staged weights.
   auto taskN = [](int task) { return task % kN; };
   auto taskGroup = [](int task) { return task / kN; };
-  auto unitTiles = [](int unit) { return min(kTileLoop, kSpatialTiles - unit % kConvUnits * kTileLoop); };
+  auto unitTiles = [](int unit) {
+    return min(kTileLoop, kSpatialTiles - unit % kConvUnits * kTileLoop);
+  };
   struct Hooks {
     const sinter::Buffers &b;
     const unsigned *done;

@@ -492,8 +492,8 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
   w.constant("kThreads", threads);
   // (The norm's 5 blocks were measured with 128 threads; other blocks keep the usual cap.)
   const int perSm = !s.normTail || threads != 128 ? kThreadsPerSm
-                    : s.wgmma                      ? kNormThreadsPerSm
-                                                   : kNormThreadsPerSmOther;
+                    : s.wgmma                     ? kNormThreadsPerSm
+                                                  : kNormThreadsPerSmOther;
   w.constant("kMinBlocks", std::max(1, perSm / threads));
   w.constant("kTD", t.td);
   w.constant("kTH", t.th);
@@ -549,8 +549,7 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
       ((Axis(s, 2).phased || t.stageStores) && s.storeOutput
            ? ", stores staged per warp and written by whole tile rows"
            : "") +
-      (s.normTail ? "; group norm finished in the kernel: units of " +
-                        std::to_string(t.tileLoop) +
+      (s.normTail ? "; group norm finished in the kernel: units of " + std::to_string(t.tileLoop) +
                         " tiles of one (n, group) taken in turn by every resident block, their "
                         "values held in shared memory until the (n, group) is complete"
                   : "");
