@@ -742,6 +742,17 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
 }
 
 #ifdef SINTER_CONV_MMA_NORM
+/// Unit `unit` of the norm's work: tiles st0 .. st0 + tiles - 1 of task `task`, the (n, grp)
+/// of the convolution. Tasks are group-major, so that a block's next unit is usually of the
+/// same group and keeps its staged weights.
+struct Unit {
+  int task, n, grp, st0, tiles;
+  __device__ explicit Unit(int unit)
+      : task(unit / cfg::kConvUnits), n(task % cfg::kN), grp(task / cfg::kN),
+        st0(unit % cfg::kConvUnits * cfg::kTileLoop),
+        tiles(min(cfg::kTileLoop, cfg::kTilesD * cfg::kTilesH * cfg::kTilesW - st0)) {}
+};
+
 /// The outputs of unit `unit`, held in slots slot0, slot0 + 1, ... (mod
 /// Layout::kYSlots), normalised and stored once every unit of its (n, group) is counted
 /// (the caller has waited): y = Post(v * scale[c] + shift[c]), the maps made here from the
@@ -754,9 +765,8 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
 __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, const int slot0) {
   using namespace cfg;
   constexpr i64 kPlaneOut = (i64)kOD * kOH * kOW;
-  constexpr int kSpatialTiles = kTilesD * kTilesH * kTilesW;
-  const int task = unit / kConvUnits, st0 = unit % kConvUnits * kTileLoop;
-  const int n = task % kN, grp = task / kN; // (tasks group-major: see the kernel)
+  const Unit u(unit);
+  const int n = u.n, grp = u.grp, st0 = u.st0, tiles = u.tiles;
   extern __shared__ __align__(16) float smem[];
   __shared__ float2 maps[kCoutG];
   if (threadIdx.x < kCoutG) {
@@ -767,7 +777,6 @@ __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, 
   __syncthreads();
   float *y = slot<float>(b, 3) + ((i64)n * kCout + grp * kCoutG) * kPlaneOut;
   const unsigned long long pol = mma::l2Policy(false);
-  const int tiles = min(kTileLoop, kSpatialTiles - st0);
   constexpr int kQ = kTW / 2, kP = kTD * kTH; // pairs along W, positions (td, th)
   constexpr bool kPairs = kPhases == 1 && kOW % 2 == 0 && kThreads % (kQ * kP) == 0 &&
                           kCoutG % (kThreads / (kQ * kP)) == 0;
@@ -824,7 +833,7 @@ __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, 
 /// Waits (thread 0, then the block) until every unit of `unit`'s task is counted.
 __device__ __forceinline__ void waitTask(const unsigned *done, const int unit) {
   if (threadIdx.x == 0)
-    while (loadAcquire(done + unit / cfg::kConvUnits) < unsigned(cfg::kConvUnits))
+    while (loadAcquire(done + Unit(unit).task) < unsigned(cfg::kConvUnits))
       __nanosleep(64);
   __syncthreads();
 }
@@ -856,14 +865,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // are each computed, never waiting on it, by resident blocks.
   unsigned *done = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
   constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
-  constexpr int kUnits = kTasks * kConvUnits, kSpatialTiles = kTilesD * kTilesH * kTilesW;
-  // Tasks group-major, so that a block's next unit is usually of the same group and keeps
-  // its staged weights.
-  auto taskN = [](int task) { return task % kN; };
-  auto taskGroup = [](int task) { return task / kN; };
-  auto unitTiles = [](int unit) {
-    return min(kTileLoop, kSpatialTiles - unit % kConvUnits * kTileLoop);
-  };
+  constexpr int kUnits = kTasks * kConvUnits;
   struct Hooks {
     const sinter::Buffers &b;
     const unsigned *done;
@@ -871,8 +873,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     __device__ bool nextUnit(int &n, int &grp, int &st) const {
       if (next >= kUnits)
         return false;
-      const int task = next / kConvUnits;
-      n = task % kN, grp = task / kN, st = next % kConvUnits * kTileLoop;
+      const Unit u(next);
+      n = u.n, grp = u.grp, st = u.st0;
       return true;
     }
     __device__ void afterFirstTile() const {
@@ -887,17 +889,16 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   Hooks hooks{b, done, unit + G, -1, 0};
   bool issued = false;
   while (unit < kUnits) {
-    const int task = unit / kConvUnits, grp = taskGroup(task);
+    const Unit u(unit);
     hooks.next = unit + G;
-    buf = convTiles(b, taskN(task), grp, unit % kConvUnits * kTileLoop, grp != staged, slot, buf,
-                    issued, hooks);
+    buf = convTiles(b, u.n, u.grp, u.st0, u.grp != staged, slot, buf, issued, hooks);
     issued = hooks.next < kUnits;
-    staged = grp;
+    staged = u.grp;
     __syncthreads(); // (every thread's statistics before the count's release)
     if (threadIdx.x == 0)
-      addRelease(done + task, 1u);
+      addRelease(done + u.task, 1u);
     hooks.held = unit, hooks.heldSlot = slot;
-    slot = (slot + unitTiles(unit)) % Layout::kYSlots;
+    slot = (slot + u.tiles) % Layout::kYSlots;
     unit = hooks.next;
   }
   sinter::mma::cpAsyncWait<0>();
