@@ -44,6 +44,7 @@ namespace sinter {
   X(cuFuncSetAttribute)                                                                            \
   X(cuFuncGetAttribute)                                                                            \
   X(cuLaunchKernel)                                                                                \
+  X(cuLaunchCooperativeKernel)                                                                     \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor)                                                   \
   X(cuMemAlloc)                                                                                    \
   X(cuMemFree)                                                                                     \

@@ -191,6 +191,18 @@ llvm::Error Executable::init() {
     }
     residentBlocks_.push_back(0);
     if (launch.coResident > 0) {
+      // Its blocks wait on each other's work, so it is launched cooperatively: the driver
+      // then starts it only when every block can be resident, even beside other kernels
+      // (another stream's, or a second copy of itself).
+      int cooperative = 0;
+      if (auto err = cuCheck(api.cuDeviceGetAttribute(&cooperative,
+                                                      CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+                                                      gpu_.device),
+                             "asking whether the GPU launches cooperative kernels"))
+        return err;
+      if (!cooperative)
+        return makeError("kernel '" + k.name + "' needs a cooperative launch (its blocks wait " +
+                         "on each other's work); " + gpu_.info.name + " cannot launch one");
       int perSm = 0;
       const unsigned threads = launch.block[0] * launch.block[1] * launch.block[2];
       if (auto err = cuCheck(api.cuOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -455,10 +467,17 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
           l.coResident   ? std::min(l.grid[0], residentBlocks_[st.kernel])
           : l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
                          : l.grid[0];
-      if (auto err = cuCheck(api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
-                                                l.block[0], l.block[1], l.block[2], l.sharedBytes,
-                                                stream, params, nullptr),
-                             "launching kernel '" + k.name + "'"))
+      CUresult launched =
+          l.coResident
+              ? api.cuLaunchCooperativeKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
+                                              l.block[0], l.block[1], l.block[2], l.sharedBytes,
+                                              stream, params)
+              : api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
+                                   l.block[0], l.block[1], l.block[2], l.sharedBytes, stream,
+                                   params, nullptr);
+      if (auto err = cuCheck(launched, (l.coResident ? "launching cooperative kernel '"
+                                                     : "launching kernel '") +
+                                           k.name + "'"))
         return err;
       break;
     }

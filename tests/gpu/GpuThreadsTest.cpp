@@ -11,6 +11,12 @@
 // stream reuse one workspace; a captured graph replays on one stream while run() is used on
 // another; run() captured into the caller's own CUDA graph.
 //
+// Every test runs twice: on that graph, and on a grouped transposed conv -> gelu ->
+// group_norm whose norm is finished inside the conv kernel (JitOptions::
+// normInKernelWherePossible). That kernel's blocks wait on each other's work, so it must
+// never be started with only part of its grid resident, however the two threads' launches
+// interleave: the runtime launches it cooperatively (LaunchConfig::coResident).
+//
 //===--------------------------------------------------------------------------------===//
 #include "GpuHarness.h"
 
@@ -42,7 +48,7 @@ namespace {
 
 // Large enough that a run keeps the GPU busy for a while (overlap is the point), small
 // enough for the float64 reference to take seconds.
-const char *kGraph = R"(
+const char *kTwoKernels = R"(
 graph conv_gn_relu(%x: f32[16,32,40,40], %w: param f32[64,32,3,3], %b: param f32[64],
                    %ga: param f32[64], %be: param f32[64]) {
   %y = conv(%x, %w, %b) {padding = 1}
@@ -52,32 +58,59 @@ graph conv_gn_relu(%x: f32[16,32,40,40], %w: param f32[64,32,3,3], %b: param f32
 }
 )";
 
+// S2's family, smaller: one kernel whose blocks hold the conv's output until each
+// (n, group) is complete, then normalise it.
+const char *kNormInConvKernel = R"(
+graph convt_gelu_gn(%x: f32[8,64,48,48], %w: param f32[64,8,3,3], %b: param f32[64],
+                    %ga: param f32[64], %be: param f32[64]) {
+  %y = conv_transpose(%x, %w, %b) {stride = 1, groups = 8}
+  %g = gelu(%y)
+  %o = group_norm(%g, %ga, %be) {groups = 8}
+  return %o
+}
+)";
+
 constexpr int kRunsPerThread = 12;
 
-/// The graph, compiled once for every test of this file.
+enum class Variant { TwoKernels, NormInConvKernel };
+
+std::string variantName(const ::testing::TestParamInfo<Variant> &info) {
+  return info.param == Variant::TwoKernels ? "TwoKernels" : "NormInConvKernel";
+}
+
+/// A variant's graph, compiled once for every test of this file.
 struct Compiled {
   Graph graph;
   CompiledGraph compiled;
   double tolerance = 0;
 };
 
-const Compiled &compiledGraph() {
-  static std::optional<Compiled> c = []() -> std::optional<Compiled> {
-    auto graphs = parseSir(kGraph, "threads.sir");
-    if (!graphs) {
-      ADD_FAILURE() << llvm::toString(graphs.takeError());
-      return std::nullopt;
-    }
-    JitOptions options;
+std::optional<Compiled> compile(Variant v) {
+  auto graphs = parseSir(v == Variant::TwoKernels ? kTwoKernels : kNormInConvKernel,
+                         "threads.sir");
+  if (!graphs) {
+    ADD_FAILURE() << llvm::toString(graphs.takeError());
+    return std::nullopt;
+  }
+  JitOptions options;
+  if (v == Variant::TwoKernels) {
     options.precision = Precision::Fp32;
-    auto compiled = compileGraph(graphs->front(), options);
-    if (!compiled) {
-      ADD_FAILURE() << llvm::toString(compiled.takeError());
-      return std::nullopt;
-    }
-    double tolerance = referenceTolerance(compiled->pipeline.plan);
-    return Compiled{std::move(graphs->front()), std::move(*compiled), tolerance};
-  }();
+  } else {
+    options.normInKernelWherePossible = true;
+  }
+  auto compiled = compileGraph(graphs->front(), options);
+  if (!compiled) {
+    ADD_FAILURE() << llvm::toString(compiled.takeError());
+    return std::nullopt;
+  }
+  double tolerance = referenceTolerance(compiled->pipeline.plan);
+  return Compiled{std::move(graphs->front()), std::move(*compiled), tolerance};
+}
+
+const Compiled &compiledGraph(Variant v) {
+  static std::optional<Compiled> twoKernels = compile(Variant::TwoKernels);
+  static std::optional<Compiled> normInConv = compile(Variant::NormInConvKernel);
+  const std::optional<Compiled> &c = v == Variant::TwoKernels ? twoKernels : normInConv;
   if (!c)
     throw std::runtime_error("the test graph did not compile (failure above)");
   return *c;
@@ -112,26 +145,34 @@ struct Lane {
   }
 };
 
-class SharedExecutable : public ::testing::Test {
+class SharedExecutable : public ::testing::TestWithParam<Variant> {
 protected:
   void SetUp() override {
     SINTER_REQUIRE_GPU();
     auto ctx = gpu();
     ASSERT_TRUE(bool(ctx)) << llvm::toString(ctx.takeError());
     api = &ctx->api;
-    const Compiled &c = compiledGraph();
+    const Compiled &c = compiledGraph(GetParam());
     auto made = Executable::create(c.compiled.pipeline.plan.plan, c.compiled.kernels);
     ASSERT_TRUE(bool(made)) << llvm::toString(made.takeError());
     exe = std::move(*made);
     // Without workspace the tests below would prove nothing.
     ASSERT_GT(exe->workspaceBytes(), 0);
     ASSERT_EQ(exe->workspaceCount(), 1u);
+    // Nor without the kernel each variant is about.
+    unsigned coResident = 0;
+    for (const KernelSpec &k : c.compiled.pipeline.plan.plan.kernels)
+      coResident += k.launch.coResident > 0;
+    if (GetParam() == Variant::NormInConvKernel)
+      ASSERT_EQ(coResident, 1u) << "the norm is not finished in the conv kernel";
+    else
+      ASSERT_EQ(coResident, 0u);
   }
 
   /// A lane with inputs from `seed`, `outputs` NaN-filled output buffers and the reference;
   /// on `stream` when given, else on a stream of its own.
   std::unique_ptr<Lane> makeLane(uint64_t seed, int outputs, CUstream stream = nullptr) {
-    const Compiled &c = compiledGraph();
+    const Compiled &c = compiledGraph(GetParam());
     auto lane = std::make_unique<Lane>(*api);
     if (stream) {
       lane->stream = stream;
@@ -185,7 +226,7 @@ protected:
                                "downloading an output"));
       OutputError e = compare("o", got, lane.want);
       EXPECT_EQ(e.nonFinite, 0) << what << ", output " << k << ": elements never written";
-      EXPECT_LT(e.relL2, compiledGraph().tolerance)
+      EXPECT_LT(e.relL2, compiledGraph(GetParam()).tolerance)
           << what << ", output " << k << ": max abs error " << e.maxAbs;
     }
   }
@@ -194,7 +235,7 @@ protected:
   std::unique_ptr<Executable> exe;
 };
 
-TEST_F(SharedExecutable, TwoThreadsOnTwoStreamsGetTheirOwnResults) {
+TEST_P(SharedExecutable, TwoThreadsOnTwoStreamsGetTheirOwnResults) {
   auto a = makeLane(/*seed=*/1, kRunsPerThread);
   auto b = makeLane(/*seed=*/2, kRunsPerThread);
   std::latch start(2);
@@ -212,7 +253,7 @@ TEST_F(SharedExecutable, TwoThreadsOnTwoStreamsGetTheirOwnResults) {
   EXPECT_LE(exe->workspaceCount(), 2u);
 }
 
-TEST_F(SharedExecutable, TwoThreadsOnOneStreamGetTheirOwnResults) {
+TEST_P(SharedExecutable, TwoThreadsOnOneStreamGetTheirOwnResults) {
   CUstream shared = nullptr;
   SINTER_ASSERT_OK(cuCheck(api->cuStreamCreate(&shared, CU_STREAM_NON_BLOCKING), "stream"));
   {
@@ -233,14 +274,14 @@ TEST_F(SharedExecutable, TwoThreadsOnOneStreamGetTheirOwnResults) {
   api->cuStreamDestroy(shared);
 }
 
-TEST_F(SharedExecutable, RunsOnOneStreamReuseOneWorkspace) {
+TEST_P(SharedExecutable, RunsOnOneStreamReuseOneWorkspace) {
   auto a = makeLane(/*seed=*/5, kRunsPerThread);
   runMany(*a, kRunsPerThread); // queued back to back, never waited for
   expectLaneMatches(*a, "one thread, one stream");
   EXPECT_EQ(exe->workspaceCount(), 1u);
 }
 
-TEST_F(SharedExecutable, GraphReplaysBesideRunsOnAnotherThread) {
+TEST_P(SharedExecutable, GraphReplaysBesideRunsOnAnotherThread) {
   auto a = makeLane(/*seed=*/6, 1);
   auto b = makeLane(/*seed=*/7, kRunsPerThread);
   SINTER_ASSERT_OK(exe->captureGraph(a->bindings(0), a->stream));
@@ -267,7 +308,7 @@ TEST_F(SharedExecutable, GraphReplaysBesideRunsOnAnotherThread) {
   EXPECT_LE(exe->workspaceCount(), 3u);
 }
 
-TEST_F(SharedExecutable, RunCapturedIntoTheCallersGraphOwnsItsWorkspace) {
+TEST_P(SharedExecutable, RunCapturedIntoTheCallersGraphOwnsItsWorkspace) {
   if (!api->cuStreamBeginCapture || !api->cuMemAllocAsync)
     GTEST_SKIP() << "this driver cannot capture graphs with allocations";
   auto a = makeLane(/*seed=*/8, 1);
@@ -303,5 +344,9 @@ TEST_F(SharedExecutable, RunCapturedIntoTheCallersGraphOwnsItsWorkspace) {
   expectLaneMatches(*b, "runs (stream B)");
   api->cuGraphExecDestroy(exec);
 }
+
+INSTANTIATE_TEST_SUITE_P(Graphs, SharedExecutable,
+                         ::testing::Values(Variant::TwoKernels, Variant::NormInConvKernel),
+                         variantName);
 
 } // namespace
