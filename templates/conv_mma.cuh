@@ -623,21 +623,18 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
     };
     int pd0, ph0, pw0;
     tileOrigin(st0 + it, pd0, ph0, pw0);
-    // Whether the warp's m16 tile i has a position inside the grid (warp-uniform). A block
-    // tile whose every m16 tile (16 along W, 1 along D and H) reaches into the grid takes
-    // the products' code without a test; so does every tile of a group whose k8 steps mix
-    // taps, where the second copy of the products cost registers (spills in
-    // kernels_direct_tests' 3-D cases).
+    // Whether the warp's m16 tile i has a position inside the grid (warp-uniform). A whole
+    // tile inside takes the products' code without a test; so does every tile of a group
+    // whose k8 steps mix taps, where the second copy of the products cost registers (spills
+    // in kernels_direct_tests' 3-D cases).
     auto inGrid = [&](int i) {
       int td, th, tw;
       mtilePlace(i, td, th, tw);
       return pd0 + td < WD::kGrid && ph0 + th < WH::kGrid && pw0 + tw < WW::kGrid;
     };
-    constexpr int kLastW = kTW - 16; // the last m16 column's first position in the tile
-    if (!kWholeSteps ||
-        ((WD::kGrid % kTD == 0 || pd0 + kTD - 1 < WD::kGrid) &&
-         (WH::kGrid % kTH == 0 || ph0 + kTH - 1 < WH::kGrid) &&
-         (WW::kGrid % kTW == 0 || WW::kGrid % kTW > kLastW || pw0 + kLastW < WW::kGrid))) {
+    if (!kWholeSteps || ((WD::kGrid % kTD == 0 || pd0 + kTD <= WD::kGrid) &&
+                         (WH::kGrid % kTH == 0 || ph0 + kTH <= WH::kGrid) &&
+                         (WW::kGrid % kTW == 0 || pw0 + kTW <= WW::kGrid))) {
       products(~0u); // (a constant: the compiler drops every test)
     } else {
       unsigned live = 0;
