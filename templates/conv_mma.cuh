@@ -550,98 +550,59 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
           bFragment(s, nt, bf[nt]);
       }
     };
-    // The products of this warp's m16 tiles, those whose bit i of `live` is set: an m16 tile
-    // wholly past the grid's far edge (a ragged last tile along D, H or W: S2's 258-wide
-    // rows end 2 positions into their last 32-wide tile) has neither products nor epilogue.
-    static_assert(kMW <= 32, "one bit an m16 tile");
-    auto products = [&](const unsigned live) {
-      if constexpr (kRowReuse) {
-        // The warp's m16 tiles are kWR consecutive rows x kMCols column blocks, and the H
-        // walk has stride 1, so tile row j with H tap jh reads box row j + WH::tap(jh): each
-        // A fragment (box row u, column block c, D tap, W tap, channel chunk) is loaded once
-        // and multiplied into every (row, H tap) pair that reads it.
-        const float *p = buf + rowOff[0];
+    if constexpr (kRowReuse) {
+      // The warp's m16 tiles are kWR consecutive rows x kMCols column blocks, and the H walk
+      // has stride 1, so tile row j with H tap jh reads box row j + WH::tap(jh): each A
+      // fragment (box row u, column block c, D tap, W tap, channel chunk) is loaded once and
+      // multiplied into every (row, H tap) pair that reads it.
+      const float *p = buf + rowOff[0];
 #pragma unroll
-        for (int jd = 0; jd < WD::kTaps; ++jd)
+      for (int jd = 0; jd < WD::kTaps; ++jd)
 #pragma unroll
-          for (int jw = 0; jw < WW::kTaps; ++jw)
+        for (int jw = 0; jw < WW::kTaps; ++jw)
 #pragma unroll
-            for (int ch = 0; ch < kCinG / 8; ++ch)
+          for (int ch = 0; ch < kCinG / 8; ++ch)
 #pragma unroll
-              for (int u = 0; u < kWR + WH::kSpread; ++u) {
-                if (!rowRead(u))
-                  continue;
+            for (int u = 0; u < kWR + WH::kSpread; ++u) {
+              if (!rowRead(u))
+                continue;
 #pragma unroll
-                for (int c = 0; c < kMCols; ++c) {
-                  bool read = false; // by a live tile
+              for (int c = 0; c < kMCols; ++c) {
+                unsigned a[4];
+                const int o = (WD::tap(jd) * kBH + u) * kRowStride + WW::tap(jw) +
+                              16 * WW::kStep * c + (8 * ch + t) * kCS;
+                aFragment(p, o, o + 4 * kCS, a);
 #pragma unroll
-                  for (int jh = 0; jh < WH::kTaps; ++jh) {
-                    const int j = u - WH::tap(jh);
-                    if (j >= 0 && j < kWR)
-                      read = read || (live >> (j * kMCols + c) & 1u);
-                  }
-                  if (!read)
+                for (int jh = 0; jh < WH::kTaps; ++jh) {
+                  const int j = u - WH::tap(jh);
+                  if (j < 0 || j >= kWR)
                     continue;
-                  unsigned a[4];
-                  const int o = (WD::tap(jd) * kBH + u) * kRowStride + WW::tap(jw) +
-                                16 * WW::kStep * c + (8 * ch + t) * kCS;
-                  aFragment(p, o, o + 4 * kCS, a);
+                  const int s = ((jd * WH::kTaps + jh) * WW::kTaps + jw) * (kCinG / 8) + ch;
+                  unsigned bf[kNT][2];
+                  bFragments(s, bf);
 #pragma unroll
-                  for (int jh = 0; jh < WH::kTaps; ++jh) {
-                    const int j = u - WH::tap(jh);
-                    if (j < 0 || j >= kWR || !(live >> (j * kMCols + c) & 1u))
-                      continue;
-                    const int s = ((jd * WH::kTaps + jh) * WW::kTaps + jw) * (kCinG / 8) + ch;
-                    unsigned bf[kNT][2];
-                    bFragments(s, bf);
-#pragma unroll
-                    for (int nt = 0; nt < kNT; ++nt)
-                      if (blockUsed(s, nt))
-                        sinter::mma::mmaTf32(acc[j * kMCols + c][nt], a, bf[nt]);
-                  }
+                  for (int nt = 0; nt < kNT; ++nt)
+                    if (blockUsed(s, nt))
+                      sinter::mma::mmaTf32(acc[j * kMCols + c][nt], a, bf[nt]);
                 }
               }
-      } else {
+            }
+    } else {
 #pragma unroll
-        for (int s = 0; s < kKS; ++s) {
-          unsigned bf[kNT][2];
-          bFragments(s, bf);
-          const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
+      for (int s = 0; s < kKS; ++s) {
+        unsigned bf[kNT][2];
+        bFragments(s, bf);
+        const int o0 = kOffset(s, 0), o1 = kOffset(s, 1);
 #pragma unroll
-          for (int i = 0; i < kMW; ++i) {
-            if (!(live >> i & 1u))
-              continue;
-            unsigned a[4];
-            aFragment(buf + rowOff[i], o0, o1, a);
+        for (int i = 0; i < kMW; ++i) {
+          unsigned a[4];
+          aFragment(buf + rowOff[i], o0, o1, a);
 #pragma unroll
-            for (int nt = 0; nt < kNT; ++nt)
-              if (blockUsed(s, nt))
-                sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
-          }
+          for (int nt = 0; nt < kNT; ++nt)
+            if (blockUsed(s, nt))
+              sinter::mma::mmaTf32(acc[i][nt], a, bf[nt]);
         }
       }
-    };
-    int pd0, ph0, pw0;
-    tileOrigin(st0 + it, pd0, ph0, pw0);
-    // Whether the warp's m16 tile i has a position inside the grid (warp-uniform). A whole
-    // tile inside takes the products' code without a test; so does every tile of a group
-    // whose k8 steps mix taps, where the second copy of the products cost registers (spills
-    // in kernels_direct_tests' 3-D cases).
-    auto inGrid = [&](int i) {
-      int td, th, tw;
-      mtilePlace(i, td, th, tw);
-      return pd0 + td < WD::kGrid && ph0 + th < WH::kGrid && pw0 + tw < WW::kGrid;
-    };
-    if (!kWholeSteps || ((WD::kGrid % kTD == 0 || pd0 + kTD <= WD::kGrid) &&
-                         (WH::kGrid % kTH == 0 || ph0 + kTH <= WH::kGrid) &&
-                         (WW::kGrid % kTW == 0 || pw0 + kTW <= WW::kGrid))) {
-      products(~0u); // (a constant: the compiler drops every test)
-    } else {
-      unsigned live = 0;
-#pragma unroll
-      for (int i = 0; i < kMW; ++i)
-        live |= unsigned(inGrid(i)) << i;
-      products(sinter::opaque(live));
     }
 
     if constexpr (kHoldY && kBuffers == 1) {
@@ -655,14 +616,15 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
     // Epilogue of this tile: d0/d1 are row g, columns 2t and 2t + 1; d2/d3 row g + 8. A row
     // is a grid position; each column's phase places it in the output (which a phase may
     // miss at the grid's edges).
+    int pd0, ph0, pw0;
+    tileOrigin(st0 + it, pd0, ph0, pw0);
 #pragma unroll
     for (int i0 = 0; i0 < kMW; i0 += kRun) {
       int td, th, tw;
       mtilePlace(i0, td, th, tw);
       const int pd = pd0 + td, ph = ph0 + th;
-      // (The same for the whole warp. A staged run is a whole row of the block tile.)
-      if (pd >= WD::kGrid || ph >= WH::kGrid || (kRun == 1 && pw0 + tw >= WW::kGrid))
-        continue;
+      if (pd >= WD::kGrid || ph >= WH::kGrid)
+        continue; // (the same for the whole warp)
       const int yLane =
           yBase + (slot0 + it) % Layout::kYSlots * Layout::kYTile + (td * kTH + th) * kTW + tw;
       // Element r of n8 tile nt of m16 tile i0 + ii, when its column's (D, H) phase pair is
