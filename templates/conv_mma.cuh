@@ -885,7 +885,15 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     }
   };
   const int G = int(gridDim.x);
-  int unit = int(blockIdx.x), staged = -1, slot = 0, buf = 0;
+  // The block's place in the deal: blockIdx.x times a prime not dividing G, mod G (a
+  // permutation). A cooperative launch puts runs of consecutive block indices on the same
+  // few SMs; scattered, the blocks of one SM hold units of different (n, group)s.
+  unsigned K = 131;
+  if (unsigned(G) % K == 0)
+    K = 137;
+  if (unsigned(G) % K == 0)
+    K = 139;
+  int unit = int((unsigned long long)blockIdx.x * K % unsigned(G)), staged = -1, slot = 0, buf = 0;
   Hooks hooks{b, done, unit + G, -1, 0};
   bool issued = false;
   while (unit < kUnits) {
