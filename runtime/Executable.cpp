@@ -195,9 +195,8 @@ llvm::Error Executable::init() {
       // then starts it only when every block can be resident, even beside other kernels
       // (another stream's, or a second copy of itself).
       int cooperative = 0;
-      if (auto err = cuCheck(api.cuDeviceGetAttribute(&cooperative,
-                                                      CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
-                                                      gpu_.device),
+      if (auto err = cuCheck(api.cuDeviceGetAttribute(
+                                 &cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, gpu_.device),
                              "asking whether the GPU launches cooperative kernels"))
         return err;
       if (!cooperative)
@@ -472,12 +471,11 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
               ? api.cuLaunchCooperativeKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
                                               l.block[0], l.block[1], l.block[2], l.sharedBytes,
                                               stream, params)
-              : api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2],
-                                   l.block[0], l.block[1], l.block[2], l.sharedBytes, stream,
-                                   params, nullptr);
-      if (auto err = cuCheck(launched, (l.coResident ? "launching cooperative kernel '"
-                                                     : "launching kernel '") +
-                                           k.name + "'"))
+              : api.cuLaunchKernel(functions_[st.kernel], blocks, l.grid[1], l.grid[2], l.block[0],
+                                   l.block[1], l.block[2], l.sharedBytes, stream, params, nullptr);
+      if (auto err = cuCheck(
+              launched, (l.coResident ? "launching cooperative kernel '" : "launching kernel '") +
+                            k.name + "'"))
         return err;
       break;
     }

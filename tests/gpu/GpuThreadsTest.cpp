@@ -86,8 +86,7 @@ struct Compiled {
 };
 
 std::optional<Compiled> compile(Variant v) {
-  auto graphs = parseSir(v == Variant::TwoKernels ? kTwoKernels : kNormInConvKernel,
-                         "threads.sir");
+  auto graphs = parseSir(v == Variant::TwoKernels ? kTwoKernels : kNormInConvKernel, "threads.sir");
   if (!graphs) {
     ADD_FAILURE() << llvm::toString(graphs.takeError());
     return std::nullopt;
