@@ -66,9 +66,10 @@ struct LaunchConfig {
   /// are 1): it is launched with min(grid[0], SM count) blocks, one per SM.
   bool persistent = false;
   /// Non-zero: the kernel's blocks wait on each other's work. It strides over grid[0] units
-  /// with gridDim.x blocks (grid[1], grid[2] are 1) and is launched with every block the GPU
-  /// holds at once (min(grid[0], blocks per SM x SMs)); it needs at least coResident of
-  /// them, and the runtime refuses a GPU that holds fewer.
+  /// with gridDim.x blocks (grid[1], grid[2] are 1) and is launched cooperatively (every
+  /// block resident before any starts) with every block the GPU holds at once (min(grid[0],
+  /// blocks per SM x SMs)); it needs at least coResident of them, and the runtime refuses a
+  /// GPU that holds fewer.
   unsigned coResident = 0;
   /// Tensor maps passed as the kernel's second parameter; none: a one-parameter kernel.
   llvm::SmallVector<TensorMapSpec, 2> tensorMaps;

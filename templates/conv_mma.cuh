@@ -852,19 +852,18 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 #else
   // The group norm finished in this kernel. The work is kTasks x kConvUnits units (tiles r *
   // kTileLoop .. of task t's (n, group): unit t * kConvUnits + r), taken by the blocks in
-  // turn: the block at place p of the deal (below) computes units p, p + G, p + 2G, ...
-  // (G = gridDim.x). A unit's epilogue
-  // values stay in the block's held slots; its statistics are added and the unit counted in
-  // done[t] (released by thread 0, ordered after every thread's statistics by the barrier
-  // before it). Once the block's next unit has its first tile held, the block waits until
+  // turn: the block at place p of the deal (below) computes units p, p + G, p + 2G, ... (G =
+  // gridDim.x). A unit's epilogue values stay in the block's held slots; its statistics are
+  // added and the unit counted in done[t] (released by thread 0, ordered after every
+  // thread's statistics by the barrier before it). Once the block's next unit has its first tile held, the block waits until
   // the previous unit's task is complete and normalises and stores the previous unit. The
   // next unit's first box is copied during the last tile of the current one.
   //
   // No deadlock when all G blocks are resident and G >= kConvUnits (LaunchConfig::
   // coResident: the runtime launches every block the GPU holds, cooperatively, and checks
-  // that they are enough): a block's two
-  // units in flight are then of different tasks, and the lowest incomplete task's units
-  // are each computed, never waiting on it, by resident blocks.
+  // that they are enough): a block's two units in flight are then of different tasks, and
+  // the lowest incomplete task's units are each computed, never waiting on it, by resident
+  // blocks.
   unsigned *done = reinterpret_cast<unsigned *>(sinter::slot<double>(b, 4) + 2 * kN * kCout);
   constexpr int kConvGroups = kCout / kCoutG, kTasks = kN * kConvGroups;
   constexpr int kUnits = kTasks * kConvUnits;

@@ -15,7 +15,10 @@
 // group_norm whose norm is finished inside the conv kernel (JitOptions::
 // normInKernelWherePossible). That kernel's blocks wait on each other's work, so it must
 // never be started with only part of its grid resident, however the two threads' launches
-// interleave: the runtime launches it cooperatively (LaunchConfig::coResident).
+// interleave: the runtime launches it cooperatively (LaunchConfig::coResident). (These runs
+// also passed with a plain launch on an H100: a hang needs two launches' residency to
+// interleave, which they did not produce. They check the kernel's results under sharing and
+// capture, with the launch the runtime makes.)
 //
 //===--------------------------------------------------------------------------------===//
 #include "GpuHarness.h"
