@@ -78,7 +78,7 @@ __device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int byte
   cpAsync16(smemAddr(smem), gmem, bytes);
 }
 
-/// An L2 eviction policy for the cache-hinted copies and stores below: evict_last keeps the
+/// An L2 eviction policy for the cache-hinted stores below: evict_last keeps the
 /// lines ahead of normal and evict_first ones, evict_first lets them go first.
 __device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
   unsigned long long p;
@@ -89,19 +89,6 @@ __device__ __forceinline__ unsigned long long l2Policy(bool evictLast) {
   return p;
 }
 
-/// cpAsync16 of `bytes` (the rest zero-filled) under L2 policy `pol`, to shared address
-/// `smem` (smemAddr's form) or to a shared pointer.
-__device__ __forceinline__ void cpAsync16(unsigned smem, const void *gmem, int bytes,
-                                          unsigned long long pol) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(smem),
-               "l"(gmem), "r"(bytes), "l"(pol)
-               : "memory");
-}
-__device__ __forceinline__ void cpAsync16(void *smem, const void *gmem, int bytes,
-                                          unsigned long long pol) {
-  cpAsync16(smemAddr(smem), gmem, bytes, pol);
-}
-
 /// Global stores under L2 policy `pol`.
 __device__ __forceinline__ void storeL2(float *p, float v, unsigned long long pol) {
   asm volatile("st.global.L2::cache_hint.f32 [%0], %1, %2;" ::"l"(p), "f"(v), "l"(pol) : "memory");
@@ -109,11 +96,6 @@ __device__ __forceinline__ void storeL2(float *p, float v, unsigned long long po
 __device__ __forceinline__ void storeL2(float *p, float2 v, unsigned long long pol) {
   asm volatile("st.global.L2::cache_hint.v2.f32 [%0], {%1, %2}, %3;" ::"l"(p), "f"(v.x), "f"(v.y),
                "l"(pol)
-               : "memory");
-}
-__device__ __forceinline__ void storeL2(float *p, float4 v, unsigned long long pol) {
-  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "f"(v.x),
-               "f"(v.y), "f"(v.z), "f"(v.w), "l"(pol)
                : "memory");
 }
 
