@@ -855,9 +855,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   // turn: the block at place p of the deal (below) computes units p, p + G, p + 2G, ... (G =
   // gridDim.x). A unit's epilogue values stay in the block's held slots; its statistics are
   // added and the unit counted in done[t] (released by thread 0, ordered after every
-  // thread's statistics by the barrier before it). Once the block's next unit has its first tile held, the block waits until
-  // the previous unit's task is complete and normalises and stores the previous unit. The
-  // next unit's first box is copied during the last tile of the current one.
+  // thread's statistics by the barrier before it). Once the block's next unit has its first
+  // tile held, the block waits until the previous unit's task is complete and normalises and
+  // stores the previous unit. The next unit's first box is copied during the last tile of the
+  // current one.
   //
   // No deadlock when all G blocks are resident and G >= kConvUnits (LaunchConfig::
   // coResident: the runtime launches every block the GPU holds, cooperatively, and checks

@@ -152,9 +152,8 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
     // 106.8 a block per tile; S3 1.328 against 1.400 ms), TF32 a block per tile (persistent
     // 316.6 against 332.2; not profiled, presumably blocks dealt tiles in turn drift apart and
     // share less of L2 than blocks the hardware hands tiles as they finish). The split where
-    // it beats whole waves
-    // at the tail's efficiency: 3xTF32 8192^3 (4 tiles past 31 waves) 112.6, S3 (116 past 3)
-    // kept whole.
+    // it beats whole waves at the tail's efficiency: 3xTF32 8192^3 (4 tiles past 31 waves)
+    // 112.6, S3 (116 past 3) kept whole.
     t.launch = x3 ? GemmLaunch::Persistent : GemmLaunch::BlockPerTile;
     t.streamK = scheduledTile(t, batch) &&
                 tileTimes(blocks, true, s.math) < tileTimes(blocks, false, s.math);
