@@ -164,6 +164,8 @@ llvm::Error createContext(const DriverApi &api, std::optional<GpuContext> &out) 
       {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &info.l2Bytes, "L2 size"},
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &info.maxSharedPerBlockOptin,
        "opt-in shared memory per block"},
+      {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &info.cooperativeLaunch,
+       "cooperative launch support"},
   };
   for (auto &a : attrs)
     if (auto err = cuCheck(api.cuDeviceGetAttribute(a.dst, a.attr, ctx.device),

@@ -110,6 +110,7 @@ struct DeviceInfo {
   int smCount = 0;
   int l2Bytes = 0;
   int maxSharedPerBlockOptin = 0; ///< bytes of dynamic shared memory a kernel may opt in to
+  int cooperativeLaunch = 0;      ///< non-zero: cuLaunchCooperativeKernel works on it
   int64_t totalMemBytes = 0;
   int driverVersion = 0; ///< e.g. 13000
 };

@@ -194,12 +194,7 @@ llvm::Error Executable::init() {
       // Its blocks wait on each other's work, so it is launched cooperatively: the driver
       // then starts it only when every block can be resident, even beside other kernels
       // (another stream's, or a second copy of itself).
-      int cooperative = 0;
-      if (auto err = cuCheck(api.cuDeviceGetAttribute(
-                                 &cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, gpu_.device),
-                             "asking whether the GPU launches cooperative kernels"))
-        return err;
-      if (!cooperative)
+      if (!gpu_.info.cooperativeLaunch)
         return makeError("kernel '" + k.name + "' needs a cooperative launch (its blocks wait " +
                          "on each other's work); " + gpu_.info.name + " cannot launch one");
       int perSm = 0;
