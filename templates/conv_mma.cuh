@@ -793,12 +793,14 @@ __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, 
       const float *held = smem + Layout::kY + (slot0 + it) % Layout::kYSlots * Layout::kYTile +
                           c0 * Layout::kYCS + pos * kTW + 2 * q;
       const i64 s = ((i64)od * kOH + oh) * kOW + ow;
+      // The pair's place in channel c0; the other channels' lie at constant offsets from it.
+      float *const y0 = y + c0 * kPlaneOut + s;
 #pragma unroll
       for (int k = 0; k < kCoutG / kStep; ++k) {
         const int cg = c0 + k * kStep, c = grp * kCoutG + cg;
         const float2 v = *reinterpret_cast<const float2 *>(held + k * kStep * Layout::kYCS);
         const float2 ss = maps[cg];
-        mma::storeL2(y + cg * kPlaneOut + s,
+        mma::storeL2(y0 + k * kStep * kPlaneOut,
                      make_float2(Post{}(fmaf(v.x, ss.x, ss.y), n, c, s, b),
                                  Post{}(fmaf(v.y, ss.x, ss.y), n, c, s + 1, b)),
                      pol);
