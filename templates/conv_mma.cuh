@@ -769,10 +769,22 @@ __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, 
   const int n = u.n, grp = u.grp, st0 = u.st0, tiles = u.tiles;
   extern __shared__ __align__(16) float smem[];
   __shared__ float2 maps[kCoutG];
+  // The maps are on the block's path (every thread waits for them at the barrier below):
+  // one channel's sums a lane where the norm's groups allow (one L2 round trip, 2 loads a
+  // lane), and no double division or square root (finishMoments).
   if (threadIdx.x < kCoutG) {
     const int c = grp * kCoutG + threadIdx.x;
-    maps[threadIdx.x] =
-        norm::scaleShift(b, c, norm::groupMoments<true>(slot<const double>(b, 4), n, c / kCG));
+    const double *stats = slot<const double>(b, 4);
+    double gamma, beta; // (read first: their loads then overlap the sums')
+    norm::affineParams(b, c, gamma, beta);
+    if constexpr (kCG <= 32 && (kCG & (kCG - 1)) == 0 && kCoutG <= 32) {
+      constexpr unsigned kLanes = kCoutG == 32 ? ~0u : (1u << kCoutG) - 1;
+      maps[threadIdx.x] =
+          norm::scaleShift(gamma, beta, norm::groupMomentsLanes<true>(stats, n, c, kLanes));
+    } else {
+      maps[threadIdx.x] =
+          norm::scaleShift(gamma, beta, norm::groupMoments<true>(stats, n, c / kCG));
+    }
   }
   __syncthreads();
   float *y = slot<float>(b, 3) + ((i64)n * kCout + grp * kCoutG) * kPlaneOut;

@@ -19,12 +19,15 @@ struct Moments {
   double mean, rstd;
 };
 
+/// (A multiply by 1 / cnt and rsqrt, not a division and 1 / sqrt: each of those is a
+/// subroutine of a few dozen dependent instructions in double, and conv_mma's in-kernel norm
+/// makes these moments on its blocks' critical path once a unit.)
 __device__ __forceinline__ Moments finishMoments(double s, double q) {
-  const double cnt = double(cfg::kCG) * double(cfg::kL);
-  const double mean = s / cnt;
-  double var = q / cnt - mean * mean;
+  constexpr double kInvCnt = 1.0 / (double(cfg::kCG) * double(cfg::kL));
+  const double mean = s * kInvCnt;
+  double var = q * kInvCnt - mean * mean;
   var = var > 0 ? var : 0;
-  return {mean, 1.0 / sqrt(var + cfg::kEps)};
+  return {mean, rsqrt(var + cfg::kEps)};
 }
 
 /// Moments of (n, g), computed by one thread. kFromL2: read the sums from L2, as conv_mma's
@@ -52,6 +55,24 @@ __device__ __forceinline__ Moments groupMomentsWarp(const double *stats, int n, 
   return finishMoments(warpSum(s), warpSum(q));
 }
 
+/// Moments of the group of channel c of sample n, where each of the group's kCG channels is
+/// held by one of kCG consecutive lanes of a warp, aligned to kCG (a power of two, at most
+/// 32; `lanes` = the mask of the lanes taking part): each lane reads its channel's sums from
+/// L2 (kFromL2, as groupMoments) and the group's are added across its lanes.
+template <bool kFromL2 = false>
+__device__ __forceinline__ Moments groupMomentsLanes(const double *stats, int n, int c,
+                                                     unsigned lanes) {
+  static_assert(cfg::kCG <= 32 && (cfg::kCG & (cfg::kCG - 1)) == 0, "kCG: a power of two");
+  const double *p = stats + ((i64)n * cfg::kC + c) * 2;
+  double s = kFromL2 ? __ldcg(p) : p[0], q = kFromL2 ? __ldcg(p + 1) : p[1];
+#pragma unroll
+  for (int m = 1; m < cfg::kCG; m *= 2) {
+    s += __shfl_xor_sync(lanes, s, m);
+    q += __shfl_xor_sync(lanes, q, m);
+  }
+  return finishMoments(s, q);
+}
+
 /// gamma[c] and beta[c], or 1 and 0 without affine parameters.
 __device__ __forceinline__ void affineParams(const Buffers &b, int c, double &gamma,
                                              double &beta) {
@@ -63,12 +84,17 @@ __device__ __forceinline__ void affineParams(const Buffers &b, int c, double &ga
   }
 }
 
-/// The affine map normalised = v * scale + shift of channel c with moments m.
+/// The affine map normalised = v * scale + shift for gamma, beta and moments m.
+__device__ __forceinline__ float2 scaleShift(double gamma, double beta, Moments m) {
+  const double scale = gamma * m.rstd;
+  return make_float2(float(scale), float(beta - m.mean * scale));
+}
+
+/// The affine map of channel c with moments m.
 __device__ __forceinline__ float2 scaleShift(const Buffers &b, int c, Moments m) {
   double gamma, beta;
   affineParams(b, c, gamma, beta);
-  const double scale = gamma * m.rstd;
-  return make_float2(float(scale), float(beta - m.mean * scale));
+  return scaleShift(gamma, beta, m);
 }
 
 /// post(v * ss.x + ss.y) for the four elements of v, at plane indices s .. s + 3.
