@@ -59,14 +59,15 @@ __device__ __forceinline__ Moments groupMomentsWarp(const double *stats, int n, 
 /// held by one of kCG consecutive lanes of a warp, aligned to kCG (a power of two, at most
 /// 32; `lanes` = the mask of the lanes taking part): each lane reads its channel's sums from
 /// L2 (kFromL2, as groupMoments) and the group's are added across its lanes.
-template <bool kFromL2 = false>
+template <bool kFromL2 = false, int kCG = cfg::kCG>
 __device__ __forceinline__ Moments groupMomentsLanes(const double *stats, int n, int c,
                                                      unsigned lanes) {
-  static_assert(cfg::kCG <= 32 && (cfg::kCG & (cfg::kCG - 1)) == 0, "kCG: a power of two");
+  // (kCG a parameter: the check then holds only where the function is used.)
+  static_assert(kCG <= 32 && (kCG & (kCG - 1)) == 0, "kCG must be a power of two");
   const double *p = stats + ((i64)n * cfg::kC + c) * 2;
   double s = kFromL2 ? __ldcg(p) : p[0], q = kFromL2 ? __ldcg(p + 1) : p[1];
 #pragma unroll
-  for (int m = 1; m < cfg::kCG; m *= 2) {
+  for (int m = 1; m < kCG; m *= 2) {
     s += __shfl_xor_sync(lanes, s, m);
     q += __shfl_xor_sync(lanes, q, m);
   }

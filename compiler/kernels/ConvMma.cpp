@@ -379,8 +379,14 @@ bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *why
   Geometry g = geometry(s);
   if (g.coutG % (s.Cout / normGroups))
     return no("a norm group spans several convolution groups");
+  // The spec as the emitter will see it, so that the tile (and with it the units per (n,
+  // group)) is the one the kernel gets: the held slots' shared memory can make it smaller
+  // than the plain convolution's.
   ConvSpec stats = s;
   stats.accumulateStats = true;
+  stats.storeOutput = true;
+  if (!stats.normTail)
+    stats.normTail = ConvNormTail{normGroups, 1e-5, true, {}};
   if (!convMmaSupports(stats, nullptr))
     return no("conv_mma cannot run the convolution with statistics");
   if (s.N * s.groups < kNormMinTasks && !evenWhereSlower)

@@ -305,6 +305,14 @@ TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
   small.out = {1, 64, 64};
   EXPECT_FALSE(convMmaFinishesNorm(small, 8, &why));
   EXPECT_EQ(why, "fewer than 256 tiles per (n, group): the two kernels are faster");
+  // The planner asks before the spec has its norm; the answer must hold for the kernel the
+  // emitter then makes, whose held slots can shrink the tile: 16-channel groups on a 258^2
+  // output fit the plain convolution's tiles in 512 but not the norm's (a plan taking them
+  // failed to compile).
+  ConvSpec wide = s;
+  wide.Cin = wide.Cout = 128, wide.N = 64;
+  EXPECT_FALSE(convMmaFinishesNorm(wide, 8, &why));
+  EXPECT_EQ(why, "more than 512 tiles per (n, group): more units than a GPU holds blocks at once");
 
   s.accumulateStats = true;
   s.normTail = ConvNormTail{8, 1e-5, true, {}};
