@@ -441,6 +441,29 @@ def _(g, s):
     g.ret(group_norm(g, "o", r, 8))
 
 
+@corpus("conv2d_g12_bn_relu")
+def _(g, s):
+    # Groups of 12 channels: not whole k8 steps of conv_mma, whose per-lane offsets then
+    # spilled at 4 m16 tiles a warp (compiler/kernels/ConvMma.cpp, maxTilesPerWarp).
+    n, hw = s(128, 2), s(64, 12)
+    g.doc = "Conv2d(96->96, k=3, pad=1, groups=8) -> BatchNorm -> ReLU"
+    x = g.input("x", [n, 96, hw, hw])
+    y = conv(g, "y", x, 96, 3, padding=1, groups=8)
+    h = batch_norm(g, "n", y)
+    g.ret(g.op("o", "relu", h))
+
+
+@corpus("convt2d_g12_gelu_gn")
+def _(g, s):
+    # S2's chain on groups of 12 channels (and norm groups of 6).
+    n, hw = s(64, 2), s(126, 10)
+    g.doc = "ConvTranspose2d(96->96, k=3, groups=8) -> GELU -> GroupNorm(16)"
+    x = g.input("x", [n, 96, hw, hw])
+    y = conv_t(g, "y", x, 96, 3, groups=8)
+    h = g.op("h", "gelu", y)
+    g.ret(group_norm(g, "o", h, 16))
+
+
 @corpus("conv2d_grouped_gn_silu_large")
 def _(g, s):
     # Large images in few-channel groups: 256 tiles of 8 x 32 per (sample, conv group), where

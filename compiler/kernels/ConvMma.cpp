@@ -298,6 +298,13 @@ int64_t maxTilesPerWarp(const ConvSpec &s) {
   // phases and output offsets (t2d_s3_d2_p2 spilled 56 bytes at two m16 tiles without them).
   int64_t fixed = (g.cinG % 8 ? 2 * g.ks : 0) + (s.accumulateStats ? 4 * g.nt : 0) +
                   (g.phases > 1 && g.coutG % 8 ? 4 * g.nt : 0);
+  // Groups of more than 8 channels that are not whole k8 steps: at 4 m16 tiles a warp ptxas
+  // spilled 2-D 3x3 convolutions of 10, 12 and 20 channels a group by 108-1120 bytes; at 2,
+  // 12 none, 10 up to 36 (two n8 tiles) and 20 up to 336; at 1 (nearly) none, but slower
+  // than 2 (2026-11-27, sm_90a, 128 registers; conv2d_g12_bn_relu 0.369 ms at 4, 0.303 at 1,
+  // 0.269 at 2 on an H100). 3-D ones of 3-6 channels (27 taps) fit 4.
+  if (g.cinG % 8 && g.cinG > 8)
+    return std::min<int64_t>(2, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
   return std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
 }
 

@@ -101,6 +101,11 @@ inline std::vector<ConvCase> convCases() {
   add(conv("c3d_clamp_s2", false, 3, 2, 4, 8, 1, {5, 19, 26}, {3, 3, 3}, {1, 2, 2}, {1, 0, 0},
            {1, 1, 1}, {0, 0, 0}, true),
       "identity", true);
+  // Groups of 12 channels: not whole k8 steps (14 of them); conv_mma spilled such groups by
+  // 108-552 bytes at 4 m16 tiles a warp, none at 2 (ConvMma.cpp, maxTilesPerWarp).
+  add(conv("c2d_g12", false, 2, 2, 24, 24, 2, {1, 20, 36}, {1, 3, 3}, {1, 1, 1}, {0, 1, 1},
+           {1, 1, 1}, {0, 0, 0}, true),
+      "relu", false);
   // Transposed convolutions.
   add(conv("t1d_s3_op2_g2", true, 1, 2, 4, 6, 2, {1, 1, 29}, {1, 1, 4}, {1, 1, 3}, {0, 0, 1},
            {1, 1, 1}, {0, 0, 2}, true),
