@@ -303,9 +303,8 @@ int64_t maxTilesPerWarp(const ConvSpec &s) {
   // 12 none, 10 up to 36 (two n8 tiles) and 20 up to 336; at 1 (nearly) none, but slower
   // than 2 (2026-11-27, sm_90a, 128 registers; conv2d_g12_bn_relu 0.369 ms at 4, 0.303 at 1,
   // 0.269 at 2 on an H100). 3-D ones of 3-6 channels (27 taps) fit 4.
-  if (g.cinG % 8 && g.cinG > 8)
-    return std::min<int64_t>(2, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
-  return std::min<int64_t>(4, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
+  const int64_t most = g.cinG % 8 && g.cinG > 8 ? 2 : 4;
+  return std::min<int64_t>(most, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
 }
 
 /// Whether the emitter stages a kernel's stores: output rows whose length is not a multiple
@@ -388,7 +387,7 @@ bool convMmaFinishesNorm(const ConvSpec &s, int64_t normGroups, std::string *why
     return no("a norm group spans several convolution groups");
   // The spec as the emitter will see it, so that the tile (and with it the units per (n,
   // group)) is the one the kernel gets: the held slots' shared memory can make it smaller
-  // than the plain convolution's.
+  // than the plain convolution's. (The norm's eps and affine parameters do not change it.)
   ConvSpec stats = s;
   stats.accumulateStats = true;
   stats.storeOutput = true;
