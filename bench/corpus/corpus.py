@@ -453,6 +453,16 @@ def _(g, s):
     g.ret(g.op("o", "relu", h))
 
 
+@corpus("conv2d_g20_relu")
+def _(g, s):
+    # Groups of 20 channels: 23 k8 steps that mix taps (see conv2d_g12_bn_relu).
+    n, hw = s(128, 2), s(64, 12)
+    g.doc = "Conv2d(160->128, k=3, pad=1, groups=8) -> ReLU"
+    x = g.input("x", [n, 160, hw, hw])
+    y = conv(g, "y", x, 128, 3, padding=1, groups=8)
+    g.ret(g.op("o", "relu", y))
+
+
 @corpus("convt2d_g12_gelu_gn")
 def _(g, s):
     # S2's chain on groups of 12 channels (and norm groups of 6).

@@ -302,8 +302,9 @@ int64_t maxTilesPerWarp(const ConvSpec &s) {
   // spilled 2-D 3x3 convolutions of 10, 12 and 20 channels a group by 108-1120 bytes; at 2,
   // 12 none, 10 up to 36 (two n8 tiles) and 20 up to 336; at 1 (nearly) none, but slower
   // than 2 (2026-11-27, sm_90a, 128 registers; conv2d_g12_bn_relu 0.369 ms at 4, 0.303 at 1,
-  // 0.269 at 2 on an H100). 3-D ones of 3-6 channels (27 taps) fit 4.
-  const int64_t most = g.cinG % 8 && g.cinG > 8 ? 2 : 4;
+  // 0.269 at 2 on an H100). From 20 k8 steps on, 1 (conv2d_g20_relu: 0.740 ms at 2 with 336
+  // bytes spilled, 0.380 at 1, H200). 3-D ones of 3-6 channels (27 taps) fit 4.
+  const int64_t most = g.cinG % 8 && g.cinG > 8 ? (g.ks >= 20 ? 1 : 2) : 4;
   return std::min<int64_t>(most, std::max<int64_t>(0, kThreadValues - fixed) / (4 * g.nt));
 }
 
