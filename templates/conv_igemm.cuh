@@ -367,68 +367,13 @@ __device__ __forceinline__ void mmaSyncTile(float (&acc)[kMI][kNI][4], float *sm
     }
   };
 
-#pragma unroll
-  for (int i = 0; i < kMI; ++i)
-#pragma unroll
-    for (int j = 0; j < kNI; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        acc[i][j][r] = 0.f;
-
   const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
   const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
-
-#pragma unroll
-  for (int s = 0; s < cfg::kStages - 1; ++s) {
-    if (s < kKTiles) {
-#pragma unroll
-      for (int q = 0; q < kSteps; ++q)
-        loadPart(s, s, q);
-    }
-    mma::cpAsyncCommit();
-  }
-  for (int kt = 0; kt < kKTiles; ++kt) {
-    mma::cpAsyncWait<cfg::kStages - 2>();
-    __syncthreads();
-    const int next = kt + cfg::kStages - 1;
-    const bool load = next < kKTiles;
-    const int ns = next % cfg::kStages;
-    const int st = kt % cfg::kStages;
-    const float *as = As + st * kAStage + wm * kAStride;
-    const float *bs = Bs + st * kBStage + wn * kBStride;
-    if constexpr (kTwoLevel) {
-      float part[kMI][kNI][4];
-#pragma unroll
-      for (int i = 0; i < kMI; ++i)
-#pragma unroll
-        for (int j = 0; j < kNI; ++j)
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            part[i][j][r] = 0.f;
-#pragma unroll
-      for (int q = 0; q < kSteps; ++q) {
-        if (load)
-          loadPart(next, ns, q);
-        warpStep<cfg::kMath>(part, as, bs, lane, q * 8);
-      }
-#pragma unroll
-      for (int i = 0; i < kMI; ++i)
-#pragma unroll
-        for (int j = 0; j < kNI; ++j)
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            acc[i][j][r] += part[i][j][r];
-    } else {
-#pragma unroll
-      for (int q = 0; q < kSteps; ++q) {
-        if (load)
-          loadPart(next, ns, q);
-        warpStep<cfg::kMath>(acc, as, bs, lane, q * 8);
-      }
-    }
-    mma::cpAsyncCommit();
-  }
-  mma::cpAsyncWait<0>();
+  mma::cpAsyncMainLoop<cfg::kStages, kKTiles, kSteps, kTwoLevel>(
+      acc, loadPart, [&](float(&sums)[kMI][kNI][4], int st, int q) {
+        warpStep<cfg::kMath>(sums, As + st * kAStage + wm * kAStride,
+                             Bs + st * kBStage + wn * kBStride, lane, q * 8);
+      });
   __syncthreads();
 }
 

@@ -171,58 +171,17 @@ __device__ __forceinline__ void mmaSyncLoop(float (&acc)[kMI][kNI][4], float *sm
                                                                                B, k0, n0, tid);
   };
 
-#pragma unroll
-  for (int i = 0; i < kMI; ++i)
-#pragma unroll
-    for (int j = 0; j < kNI; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r)
-        acc[i][j][r] = 0.f;
-
   const int lane = tid & 31, warp = tid >> 5;
   const int wm = (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM);
   const int wn = (warp / cfg::kWarpsM) * (cfg::kBN / cfg::kWarpsN);
   constexpr int kBNs = cfg::kBTransposed ? kBStride : 1; // B smem: distance between n
   constexpr int kBKs = cfg::kBTransposed ? 1 : kBStride; // B smem: distance between k
-
-#pragma unroll
-  for (int s = 0; s < cfg::kStages - 1; ++s) {
-    if (s < kKTiles)
-      loadTile(s, s);
-    mma::cpAsyncCommit();
-  }
-  for (int kt = 0; kt < kKTiles; ++kt) {
-    mma::cpAsyncWait<cfg::kStages - 2>();
-    __syncthreads();
-    const int next = kt + cfg::kStages - 1;
-    if (next < kKTiles)
-      loadTile(next, next % cfg::kStages);
-    mma::cpAsyncCommit();
-    const int st = kt % cfg::kStages;
-    if constexpr (kTwoLevel) {
-      float part[kMI][kNI][4];
-#pragma unroll
-      for (int i = 0; i < kMI; ++i)
-#pragma unroll
-        for (int j = 0; j < kNI; ++j)
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            part[i][j][r] = 0.f;
-      mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
-          part, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
-#pragma unroll
-      for (int i = 0; i < kMI; ++i)
-#pragma unroll
-        for (int j = 0; j < kNI; ++j)
-#pragma unroll
-          for (int r = 0; r < 4; ++r)
-            acc[i][j][r] += part[i][j][r];
-    } else {
-      mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
-          acc, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
-    }
-  }
-  mma::cpAsyncWait<0>();
+  mma::cpAsyncMainLoop<cfg::kStages, kKTiles, 1, kTwoLevel>(
+      acc, [&](int kt, int stage, int) { loadTile(kt, stage); },
+      [&](float(&sums)[kMI][kNI][4], int st, int) {
+        mma::warpTileStep<kMI, kNI, cfg::kBK, kAStride, 1, kBNs, kBKs, cfg::kMath>(
+            sums, As + st * kAStage + wm * kAStride, Bs + st * kBStage + wn * kBNs, lane);
+      });
 }
 
 /// Row and column (in tiles) of tile `id` in the block order: with kGroupM > 1, consecutive

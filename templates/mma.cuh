@@ -177,5 +177,74 @@ __device__ __forceinline__ void warpTileStep(float (&acc)[MI][NI][4], const floa
   }
 }
 
+/// The mma.sync engines' main loop over KTILES k tiles (gemm.cuh and conv_igemm.cuh, engine
+/// 0): a ring of STAGES shared-memory stages that every thread copies into with cp.async, one
+/// commit group per k tile. k tile kt waits for its stage (this thread's groups but the newest
+/// STAGES - 2 done, then a block barrier: every thread's copies landed and the stage of kt - 1
+/// read), then the copies of k tile kt + STAGES - 1 go into that freed stage in PARTS parts,
+/// part q issued right before part q of kt's products: `load(k tile, stage, q)` issues this
+/// thread's copies, `step(sums, stage, q)` adds its share of the products. Interleaved, the
+/// loaders' address arithmetic and the mma instructions overlap (conv_igemm: with two warps a
+/// scheduler a burst of copies before the products left the tensor pipe idle). acc starts at
+/// zero; with TWO_LEVEL (3xTF32) every k tile is summed from zero and then added to acc, so
+/// that the tensor cores' truncating accumulation does not drift over a long K. Returns with
+/// every copy landed (no barrier).
+template <int STAGES, int KTILES, int PARTS, bool TWO_LEVEL, int MI, int NI, class Load,
+          class Step>
+__device__ __forceinline__ void cpAsyncMainLoop(float (&acc)[MI][NI][4], Load &&load,
+                                                Step &&step) {
+  static_assert(STAGES >= 2 && PARTS >= 1, "a ring of two stages or more, one part or more");
+  auto zero = [](float(&v)[MI][NI][4]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          v[i][j][r] = 0.f;
+  };
+  zero(acc);
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < KTILES) {
+#pragma unroll
+      for (int q = 0; q < PARTS; ++q)
+        load(s, s, q);
+    }
+    cpAsyncCommit();
+  }
+  for (int kt = 0; kt < KTILES; ++kt) {
+    cpAsyncWait<STAGES - 2>();
+    __syncthreads();
+    const int next = kt + STAGES - 1;
+    const bool more = next < KTILES;
+    const int ns = next % STAGES, st = kt % STAGES;
+    auto parts = [&](float(&sums)[MI][NI][4]) {
+#pragma unroll
+      for (int q = 0; q < PARTS; ++q) {
+        if (more)
+          load(next, ns, q);
+        step(sums, st, q);
+      }
+    };
+    if constexpr (TWO_LEVEL) {
+      float part[MI][NI][4];
+      zero(part);
+      parts(part);
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+          for (int r = 0; r < 4; ++r)
+            acc[i][j][r] += part[i][j][r];
+    } else {
+      parts(acc);
+    }
+    cpAsyncCommit();
+  }
+  cpAsyncWait<0>();
+}
+
 } // namespace mma
 } // namespace sinter
