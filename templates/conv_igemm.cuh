@@ -9,9 +9,10 @@
 // (PyTorch layout) in 4-byte copies, or with kPackedB in 16-byte copies from rows whose k are
 // contiguous: the weight itself for a direct convolution with K % 4 == 0, else the rows
 // conv_pack.cuh wrote into slot kBSlot before the kernel. Both tiles are stored [row][k] so
-// that ldmatrix forms the mma fragments. Stages are pipelined cp.async groups; products are
-// mma.sync m16n8k8 TF32 or 3xTF32 (mma.cuh). A transposed convolution with stride 1 is the
-// convolution with flipped taps: input position = out + padding - tap * dilation.
+// that ldmatrix forms the mma fragments. Stages are pipelined cp.async groups (mma.cuh's
+// cpAsyncMainLoop, shared with gemm.cuh); products are mma.sync m16n8k8 TF32 or 3xTF32
+// (mma.cuh). A transposed convolution with stride 1 is the convolution with flipped taps:
+// input position = out + padding - tap * dilation.
 // A transposed convolution with stride > 1 runs as one kernel per output phase
 // (compiler/kernels/ConvPhases.h), each a stride-1 transposed convolution of its own: the
 // geometry constants (kOut*, kK*, kP*, kD*) then describe the phase's sub-grid q, its taps j,

@@ -13,7 +13,8 @@
 // kNormCols and each group is spread over the 4 lanes that share a row.
 //
 // Two engines compute the tile (cfg::kEngine): 0 is the mma.sync loop below (every warp
-// copies and multiplies, sm_80 and later); 1 is the sm_90a wgmma engine of wgmma.cuh (a
+// copies and multiplies, sm_80 and later; the pipeline is mma.cuh's cpAsyncMainLoop, shared
+// with conv_igemm.cuh); 1 is the sm_90a wgmma engine of wgmma.cuh (a
 // producer warpgroup copies, BM / 64 consumer warpgroups multiply; B must be [N, K] and K a
 // multiple of 4), whose consumer warps are laid out as kWarpsM = BM / 16 warps of one
 // column span, so that the epilogue below serves both. With kTma (unbatched products) its
