@@ -14,11 +14,14 @@ and persistent GEMMs are checked again on forced block counts (--grids for small
 --bench-grids for benchmarked ones), so that their tails split in many ways. Cases marked
 `bench` are timed with CUDA events (median of many launches after warm-up) next to PyTorch
 doing the same graph; --ab times GEMM cases of one shape in alternating rounds on the same
-data (e.g. a committed baseline's cubins from --extra-dir against the new ones).
+data (e.g. a committed baseline's cubins from --extra-dir against the new ones), with
+--ab-torch PyTorch's F.linear in the case's precision (cuBLAS) as one more member of each
+round: GEMMs at full tensor-core rate are held by the card's power and clock state, which
+moves between rounds, so a comparison with cuBLAS is only fair within a round.
 
 usage: tc_check.py DIR [--extra-dir DIR2] [--reps N] [--only SUBSTR[,SUBSTR...]]
                    [--kind conv|gemm] [--grids N,N,...] [--bench-grids N,...]
-                   [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only]
+                   [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only] [--ab-torch]
 """
 import argparse, ctypes, json, os, subprocess, sys, math
 import torch
@@ -342,9 +345,11 @@ def gemm_inputs(c):
     return [A, B, bias, C, red, None, gamma, beta] + [None] * 8, red, init
 
 
-def ab_timing(cases, groups, rounds, reps):
+def ab_timing(cases, groups, rounds, reps, with_torch=False):
     """Times each group of GEMM cases of one shape in `rounds` alternating rounds on the same
-    data (the card's clocks and power state move between calls, less within a round)."""
+    data (the card's clocks and power state move between calls, less within a round); with
+    `with_torch`, PyTorch's F.linear on the same operands (cuBLAS; TF32 for tf32 cases, else
+    fp32) is timed in each round after the group's kernels, under the name "torch"."""
     out = []
     for group in groups:
         names = [n for n in group.split(",") if n]
@@ -359,7 +364,8 @@ def ab_timing(cases, groups, rounds, reps):
             continue
         slots, red, init = gemm_inputs(cs[0])
         ks = [Launches(x["_dir"], x) for x in cs]
-        times = {n: [] for n in names}
+        times = {n: [] for n in names + ["torch"]}
+        tf32 = cs[0]["math"] == "tf32"
         for _ in range(rounds):
             for n, k in zip(names, ks):
                 def go():
@@ -367,7 +373,16 @@ def ab_timing(cases, groups, rounds, reps):
                         red.fill_(init)
                     k.launch(slots)
                 times[n].append(time_ms(go, reps))
-        for n, x in zip(names, cs):
+            if with_torch:
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                times["torch"].append(time_ms(lambda: F.linear(slots[0], slots[1], slots[2]),
+                                              reps))
+                torch.backends.cuda.matmul.allow_tf32 = False
+        members = list(zip(names, cs))
+        if with_torch:
+            members.append(("torch", dict(cs[0], tile="PyTorch F.linear, cuBLAS " +
+                                          ("TF32" if tf32 else "fp32"))))
+        for n, x in members:
             ts = times[n]
             line = {"ab": n, "tile": x["tile"], "ms": ts,
                     "tflops": [x["flops"] / t / 1e9 for t in ts]}
@@ -394,6 +409,8 @@ def main():
                     "shape (','-separated) timed in alternating rounds")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ab-only", action="store_true", help="only the --ab timings")
+    ap.add_argument("--ab-torch", action="store_true",
+                    help="time PyTorch's F.linear in every --ab round too")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     torch.manual_seed(1234)
@@ -423,7 +440,7 @@ def main():
         print(json.dumps(rows[-1]), flush=True)
         torch.cuda.empty_cache()
     ab = ab_timing({c["name"]: c for c in cases}, [g for g in a.ab.split(";") if g], a.rounds,
-                   a.reps) if a.ab else []
+                   a.reps, a.ab_torch) if a.ab else []
     if a.out:
         json.dump({"rows": rows, "ab": ab}, open(a.out, "w"), indent=1)
     print("\n%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % ("case", "ok", "err1", "err2", "err3", "regs", "ms", "TF/s"))
