@@ -186,13 +186,11 @@ __device__ __forceinline__ void warpTileStep(float (&acc)[MI][NI][4], const floa
 /// thread's copies, `step(sums, stage, q)` adds its share of the products. Interleaved, the
 /// loaders' address arithmetic and the mma instructions overlap (conv_igemm: with two warps a
 /// scheduler a burst of copies before the products left the tensor pipe idle). acc starts at
-/// zero; with TWO_LEVEL (3xTF32) every k tile is summed from zero and then added to acc, so
-/// that the tensor cores' truncating accumulation does not drift over a long K. Returns with
-/// every copy landed (no barrier).
-template <int STAGES, int KTILES, int PARTS, bool TWO_LEVEL, int MI, int NI, class Load,
-          class Step>
-__device__ __forceinline__ void cpAsyncMainLoop(float (&acc)[MI][NI][4], Load &&load,
-                                                Step &&step) {
+/// zero; with TWO_LEVEL (3xTF32) every k tile is summed from zero and then added to acc with
+/// ordinary rounding, so that the tensor cores' fp32 accumulation does not drift over a long
+/// K. Returns with every copy landed (no barrier).
+template <int STAGES, int KTILES, int PARTS, bool TWO_LEVEL, int MI, int NI, class Load, class Step>
+__device__ __forceinline__ void cpAsyncMainLoop(float (&acc)[MI][NI][4], Load &&load, Step &&step) {
   static_assert(STAGES >= 2 && PARTS >= 1, "a ring of two stages or more, one part or more");
   auto zero = [](float(&v)[MI][NI][4]) {
 #pragma unroll

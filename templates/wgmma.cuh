@@ -459,9 +459,10 @@ __device__ __forceinline__ void mainLoop(float (&acc)[BN / 8][4], float *base, i
   // Two consumer warpgroups (384 threads, launched with 168 registers a thread) take the
   // producer's spare registers: producer 40, consumers 232, the block's 64512 in all. Within
   // 168 the 3xTF32 consumers (64 accumulators, 64 per-k-tile sums, 32 A parts) spilled once
-  // they also looped over pieces. A TF32 block per tile fits 168 without the shift (154) and
-  // ran faster so: 8192^3 on an H100, 9 alternating rounds, median 348.9 against 336.6
-  // TFLOP/s, faster in 7 of the 9 (the rounds swing 290-366 with the card's power state).
+  // they also looped over pieces, so 3xTF32 and every PersistentSchedule (the piece loop)
+  // shift. A TF32 block per tile (OneTile) fits 168 without the shift (154) and ran faster
+  // so: 8192^3 on an H100, 9 alternating rounds, median 348.9 against 336.6 TFLOP/s, faster
+  // in 7 of the 9 (the rounds swing 294-366 with the card's clock).
   constexpr bool kShiftRegisters = kConsumers == 256 && (kX3 || Schedule::kPieces);
   if (tid < kProducerThreads) {
     if constexpr (kShiftRegisters)

@@ -417,9 +417,10 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
       EXPECT_EQ(nvrtcCompile(k->source, "sm_90a", true, &registers), "")
           << g.spec.kernelName << " " << k->tileConfig;
       // Two consumer warpgroups take the producer's registers (setmaxnreg 40 / 232) in
-      // 3xTF32 and on persistent launches, which only adds up if the block launches with the
-      // 168 a thread that 384 threads allow: with fewer the consumers' request would wait for
-      // ever. A TF32 kernel of one tile a block (no schedule) does without.
+      // 3xTF32 and wherever a schedule deals the tiles (persistent, or whole tiles then the
+      // stream-K blocks), which only adds up if the block launches with the 168 a thread that
+      // 384 threads allow: with fewer the consumers' request would wait for ever. A TF32
+      // kernel of one tile a block does without.
       const bool scheduled = k->tileConfig.find(", persistent") != std::string::npos ||
                              k->tileConfig.find(", block per tile") != std::string::npos;
       const bool shifts = g.spec.math == MathMode::Tf32x3 || scheduled;
