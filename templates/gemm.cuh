@@ -214,24 +214,53 @@ __device__ __forceinline__ void epilogue(float (&acc)[kMI][kNI][4], i64 m0, i64 
   // Thread holds rows wm + mi*16 + g (+8), columns wn + ni*8 + 2t (+1).
   const int g = lane >> 2, t = lane & 3;
   const float *bias = sinter::slot<const float>(b, 2);
+  // The bias of n8 block ni's two columns col0, col0 + 1 (one 8-byte load where N is even).
+  auto biasPair = [&](i64 col0, float (&bv)[2]) {
+    bv[0] = bv[1] = 0.f;
+    if constexpr (cfg::kHasBias) {
+      if (cfg::kN % 2 == 0 && col0 < cfg::kN) {
+        const float2 p = *reinterpret_cast<const float2 *>(bias + col0);
+        bv[0] = p.x;
+        bv[1] = p.y;
+      } else {
+        if (col0 < cfg::kN)
+          bv[0] = bias[col0];
+        if (col0 + 1 < cfg::kN)
+          bv[1] = bias[col0 + 1];
+      }
+    }
+  };
+  // Bias and Epilogue of the element at (row, col).
+  auto biased = [&](float v, i64 row, i64 col, float bv) {
+    if (cfg::kHasBias && col < cfg::kN)
+      v += bv;
+    if (row < cfg::kM && col < cfg::kN)
+      v = Epilogue{}(v, (int)(batch * cfg::kM + row), (int)col, batch, b);
+    return v;
+  };
+  // Where the values are only stored, bias and Epilogue are applied as they are stored, so
+  // that each value dies at once; else in a pass of their own. Both go column by column, a
+  // bias pair loaded once for the thread's rows: with the rows outside, the compiler kept a
+  // thread's 64 bias values of a 256-wide tile live across its rows, and the wgmma engine's
+  // 128 x 256 TF32 kernels spilled.
+  constexpr bool kBiasAtStore = cfg::kStoreOutput && cfg::kNormCols == 0 && cfg::kRowReduce == 0;
+  if constexpr (!kBiasAtStore) {
 #pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
+    for (int ni = 0; ni < kNI; ++ni) {
+      const i64 col0 = n0 + wn + ni * 8 + 2 * t;
+      float bv[2];
+      biasPair(col0, bv);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 row = m0 + wm + mi * 16 + g + h * 8;
+      for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
-      for (int ni = 0; ni < kNI; ++ni)
+        for (int h = 0; h < 2; ++h) {
+          const i64 row = m0 + wm + mi * 16 + g + h * 8;
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const i64 col = n0 + wn + ni * 8 + 2 * t + j;
-          float v = acc[mi][ni][h * 2 + j];
-          if (cfg::kHasBias && col < cfg::kN)
-            v += bias[col];
-          if (row < cfg::kM && col < cfg::kN)
-            v = Epilogue{}(v, (int)(batch * cfg::kM + row), (int)col, batch, b);
-          acc[mi][ni][h * 2 + j] = v;
+          for (int j = 0; j < 2; ++j)
+            acc[mi][ni][h * 2 + j] = biased(acc[mi][ni][h * 2 + j], row, col0 + j, bv[j]);
         }
     }
+  }
 
   if constexpr (cfg::kNormCols > 0) {
     // Groups of kNormCols columns: kNormCols / 8 n8 tiles, spread over the 4 lanes of a row.
@@ -284,28 +313,48 @@ __device__ __forceinline__ void epilogue(float (&acc)[kMI][kNI][4], i64 m0, i64 
   }
 
   if constexpr (cfg::kStoreOutput) {
+    // The bias pairs are loaded kChunk n8 blocks at a time, ahead of the chunk's stores: a
+    // load after a store to C may read what it wrote (as far as the compiler knows), so
+    // loads interleaved with the stores each waited out a round trip to L2 (measured:
+    // gemm_unary_mix 4.5% slower, its tiles' products being short). All of a 128-wide
+    // tile's pairs at once; 8 of a 256-wide one's (16 pairs beside its 128 accumulators
+    // spilled).
+    constexpr int kChunk = kNI <= 16 ? kNI : 8;
+    static_assert(kNI % kChunk == 0, "whole chunks of n8 blocks");
+    float bv[kChunk][2];
 #pragma unroll
-    for (int mi = 0; mi < kMI; ++mi)
+    for (int ni = 0; ni < kNI; ++ni) {
+      const i64 col = n0 + wn + ni * 8 + 2 * t;
+      if constexpr (kBiasAtStore) {
+        if (ni % kChunk == 0) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const i64 row = m0 + wm + mi * 16 + g + h * 8;
-        if (row >= cfg::kM)
-          continue;
-#pragma unroll
-        for (int ni = 0; ni < kNI; ++ni) {
-          const i64 col = n0 + wn + ni * 8 + 2 * t;
-          float *dst = C + row * cfg::kN + col;
-          if (kPairStores && col < cfg::kN) {
-            *reinterpret_cast<float2 *>(dst) =
-                make_float2(acc[mi][ni][h * 2], acc[mi][ni][h * 2 + 1]);
-          } else {
-            if (col < cfg::kN)
-              dst[0] = acc[mi][ni][h * 2];
-            if (col + 1 < cfg::kN)
-              dst[1] = acc[mi][ni][h * 2 + 1];
-          }
+          for (int q = 0; q < kChunk; ++q)
+            biasPair(col + q * 8, bv[q]);
         }
       }
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const i64 row = m0 + wm + mi * 16 + g + h * 8;
+          if (row >= cfg::kM)
+            continue;
+          float v0 = acc[mi][ni][h * 2], v1 = acc[mi][ni][h * 2 + 1];
+          if constexpr (kBiasAtStore) {
+            v0 = biased(v0, row, col, bv[ni % kChunk][0]);
+            v1 = biased(v1, row, col + 1, bv[ni % kChunk][1]);
+          }
+          float *dst = C + row * cfg::kN + col;
+          if (kPairStores && col < cfg::kN) {
+            *reinterpret_cast<float2 *>(dst) = make_float2(v0, v1);
+          } else {
+            if (col < cfg::kN)
+              dst[0] = v0;
+            if (col + 1 < cfg::kN)
+              dst[1] = v1;
+          }
+        }
+    }
   }
 
   if constexpr (cfg::kRowReduce != 0) {
