@@ -17,11 +17,14 @@ doing the same graph; --ab times GEMM cases of one shape in alternating rounds o
 data (e.g. a committed baseline's cubins from --extra-dir against the new ones), with
 --ab-torch PyTorch's F.linear in the case's precision (cuBLAS) as one more member of each
 round: GEMMs at full tensor-core rate are held by the card's power and clock state, which
-moves between rounds, so a comparison with cuBLAS is only fair within a round.
+moves between rounds, so a comparison with cuBLAS is only fair within a round; --ab-power
+samples the SM clock and board power (NVML) during each timing and reports each member's
+TFLOP/s per GHz of the clock it ran at and its joules per PFLOP.
 
 usage: tc_check.py DIR [--extra-dir DIR2] [--reps N] [--only SUBSTR[,SUBSTR...]]
                    [--kind conv|gemm] [--grids N,N,...] [--bench-grids N,...]
                    [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only] [--ab-torch]
+                   [--ab-power]
 """
 import argparse, ctypes, json, os, subprocess, sys, math
 import torch
@@ -145,6 +148,41 @@ def rel(a, ref):
     if torch.isnan(a).any():
         return float("nan")
     return ((a - ref).norm() / ref.norm().clamp_min(1e-300)).item()
+
+
+class PowerSampler:
+    """SM clock (MHz) and board power (W) of GPU 0, sampled every 10 ms through NVML by a
+    background thread; window() gives the means over the samples taken since mark()."""
+
+    def __init__(self):
+        import threading, time
+        self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        self.dev = ctypes.c_void_p()
+        for r, what in ((self.nvml.nvmlInit_v2(), "nvmlInit_v2"),
+                        (self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.dev)),
+                         "nvmlDeviceGetHandleByIndex_v2")):
+            if r != 0:
+                raise RuntimeError(f"{what}: NVML error {r}")
+        self.samples, self.stop, self.time = [], False, time
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        mhz, mw = ctypes.c_uint(), ctypes.c_uint()
+        while not self.stop:
+            if (self.nvml.nvmlDeviceGetClockInfo(self.dev, 1, ctypes.byref(mhz)) == 0 and  # SM
+                    self.nvml.nvmlDeviceGetPowerUsage(self.dev, ctypes.byref(mw)) == 0):
+                self.samples.append((mhz.value, mw.value / 1000.0))
+            self.time.sleep(0.01)
+
+    def mark(self):
+        self.start = len(self.samples)
+
+    def window(self):
+        w = self.samples[self.start:]
+        if not w:
+            return float("nan"), float("nan")
+        return sum(x[0] for x in w) / len(w), sum(x[1] for x in w) / len(w)
 
 
 def time_ms(fn, reps):
@@ -345,11 +383,12 @@ def gemm_inputs(c):
     return [A, B, bias, C, red, None, gamma, beta] + [None] * 8, red, init
 
 
-def ab_timing(cases, groups, rounds, reps, with_torch=False):
+def ab_timing(cases, groups, rounds, reps, with_torch=False, power=None):
     """Times each group of GEMM cases of one shape in `rounds` alternating rounds on the same
     data (the card's clocks and power state move between calls, less within a round); with
     `with_torch`, PyTorch's F.linear on the same operands (cuBLAS; TF32 for tf32 cases, else
-    fp32) is timed in each round after the group's kernels, under the name "torch"."""
+    fp32) is timed in each round after the group's kernels, under the name "torch". With
+    `power` (a PowerSampler), each timing's mean SM clock and board power are kept too."""
     out = []
     for group in groups:
         names = [n for n in group.split(",") if n]
@@ -365,18 +404,25 @@ def ab_timing(cases, groups, rounds, reps, with_torch=False):
         slots, red, init = gemm_inputs(cs[0])
         ks = [Launches(x["_dir"], x) for x in cs]
         times = {n: [] for n in names + ["torch"]}
+        clocks = {n: [] for n in names + ["torch"]}
         tf32 = cs[0]["math"] == "tf32"
+
+        def timed(n, fn):
+            if power:
+                power.mark()
+            times[n].append(time_ms(fn, reps))
+            if power:
+                clocks[n].append(power.window())
         for _ in range(rounds):
             for n, k in zip(names, ks):
                 def go():
                     if red is not None:
                         red.fill_(init)
                     k.launch(slots)
-                times[n].append(time_ms(go, reps))
+                timed(n, go)
             if with_torch:
                 torch.backends.cuda.matmul.allow_tf32 = tf32
-                times["torch"].append(time_ms(lambda: F.linear(slots[0], slots[1], slots[2]),
-                                              reps))
+                timed("torch", lambda: F.linear(slots[0], slots[1], slots[2]))
                 torch.backends.cuda.matmul.allow_tf32 = False
         members = list(zip(names, cs))
         if with_torch:
@@ -386,6 +432,9 @@ def ab_timing(cases, groups, rounds, reps, with_torch=False):
             ts = times[n]
             line = {"ab": n, "tile": x["tile"], "ms": ts,
                     "tflops": [x["flops"] / t / 1e9 for t in ts]}
+            if power:
+                line["mhz"] = [c[0] for c in clocks[n]]
+                line["watts"] = [c[1] for c in clocks[n]]
             out.append(line)
             print(json.dumps(line), flush=True)
         torch.cuda.empty_cache()
@@ -411,6 +460,8 @@ def main():
     ap.add_argument("--ab-only", action="store_true", help="only the --ab timings")
     ap.add_argument("--ab-torch", action="store_true",
                     help="time PyTorch's F.linear in every --ab round too")
+    ap.add_argument("--ab-power", action="store_true",
+                    help="sample the SM clock and board power (NVML) during every --ab timing")
     ap.add_argument("--out", default="")
     a = ap.parse_args()
     torch.manual_seed(1234)
@@ -440,7 +491,7 @@ def main():
         print(json.dumps(rows[-1]), flush=True)
         torch.cuda.empty_cache()
     ab = ab_timing({c["name"]: c for c in cases}, [g for g in a.ab.split(";") if g], a.rounds,
-                   a.reps, a.ab_torch) if a.ab else []
+                   a.reps, a.ab_torch, PowerSampler() if a.ab_power else None) if a.ab else []
     if a.out:
         json.dump({"rows": rows, "ab": ab}, open(a.out, "w"), indent=1)
     print("\n%-28s %-5s %-10s %-10s %-10s %5s %8s %7s" % ("case", "ok", "err1", "err2", "err3", "regs", "ms", "TF/s"))
@@ -463,6 +514,16 @@ def main():
     for r in ab:
         print("%-28s %s ms  %s TF/s  (%s)" % (r["ab"][:28], " ".join("%.3f" % t for t in r["ms"]),
                                            " ".join("%.1f" % t for t in r["tflops"]), r["tile"]))
+        if "mhz" in r:
+            # TFLOP/s per GHz of the clock held while it ran: the kernel's rate at a given
+            # clock; and joules per PFLOP: what the card's power limit trades against the clock.
+            med = lambda v: sorted(v)[len(v) // 2]
+            print("    %-24s clock %s MHz  power %s W  |  median %.1f TF/s at %.0f MHz: %.1f TF/s "
+                  "per GHz, %.0f J/PFLOP" % (
+                      "", " ".join("%.0f" % m for m in r["mhz"]),
+                      " ".join("%.0f" % w for w in r["watts"]), med(r["tflops"]), med(r["mhz"]),
+                      med([t / m * 1000 for t, m in zip(r["tflops"], r["mhz"])]),
+                      med([w / t * 1000 for w, t in zip(r["watts"], r["tflops"])])))
     sys.exit(0 if all(r["ok"] for r in rows) else 1)
 
 
