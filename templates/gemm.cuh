@@ -23,7 +23,10 @@
 // (unbatched, one block per SM) the grid is one-dimensional and any number of blocks take
 // the tiles in the grouped order, the last partial wave split by k tiles over all blocks
 // over the last kStreamKSlots blocks (stream-K, wgmma.cuh): a persistent launch (min(tiles,
-// SMs) blocks) or one of a block per whole tile and kStreamKSlots more.
+// SMs) blocks) or one of a block per whole tile and kStreamKSlots more. With kCluster 2 (TF32
+// through TMA, a block per tile) the blocks run in clusters of two: blocks 2i and 2i + 1 hold
+// tiles of the same tile column (the emitter's rules: even tile counts and kGroupM), so each
+// copies its own A tile and half of the shared B tile, multicast into both blocks' stages.
 //
 // Slots: 0 A, 1 B, 2 bias, 3 C, 4 row reduction (float per row), 5 stream-K workspace
 // (kStreamKSlots partial tiles of kBM x kBN floats, then a flag per slot; zeroed before each
@@ -32,7 +35,8 @@
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
-// kEngine, kTma, kGroupM (block order, above), kPersistent, kStreamKSlots, kSharedBytes (the
+// kEngine, kTma, kGroupM (block order, above), kPersistent, kStreamKSlots, kCluster,
+// kSharedBytes (the
 // dynamic shared memory launched with, checked here); structs Epilogue and PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
@@ -54,6 +58,10 @@ constexpr int kTilesM = (cfg::kM + cfg::kBM - 1) / cfg::kBM;
 constexpr int kTilesN = (cfg::kN + cfg::kBN - 1) / cfg::kBN;
 constexpr int kTiles = kTilesM * kTilesN;
 constexpr int kTileFloats = cfg::kBM * cfg::kBN;
+static_assert(cfg::kCluster == 1 ||
+                  (cfg::kCluster == 2 && kWgmma && cfg::kTma && !cfg::kPersistent &&
+                   kTilesM % 2 == 0 && kTilesN % 2 == 0 && cfg::kGroupM % 2 == 0),
+              "clusters of two: blocks 2i and 2i + 1 share their tile column");
 // Persistent (wgmma engine, no batch): gridDim.x blocks take the kTiles tiles in turn, the
 // last partial wave split by k tiles over the last kStreamKSlots of them (stream-K,
 // wgmma.cuh's PersistentSchedule); else one block per tile (grid: tile columns, tile rows,
@@ -215,7 +223,7 @@ __device__ __forceinline__ void epilogue(float (&acc)[kMI][kNI][4], i64 m0, i64 
   const int g = lane >> 2, t = lane & 3;
   const float *bias = sinter::slot<const float>(b, 2);
   // The bias of n8 block ni's two columns col0, col0 + 1 (one 8-byte load where N is even).
-  auto biasPair = [&](i64 col0, float (&bv)[2]) {
+  auto biasPair = [&](i64 col0, float(&bv)[2]) {
     bv[0] = bv[1] = 0.f;
     if constexpr (cfg::kHasBias) {
       if (cfg::kN % 2 == 0 && col0 < cfg::kN) {
@@ -483,10 +491,20 @@ __device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::Tens
           tilePosition(t, tileRow, tileCol);
           sm90::tmaLoad2d(sinter::mma::smemAddr(as), tm.m[0], kt * cfg::kBK, tileRow * cfg::kBM,
                           bar);
-          sm90::tmaLoad2d(sinter::mma::smemAddr(bs), tm.m[1], kt * cfg::kBK, tileCol * cfg::kBN,
-                          bar);
+          if constexpr (cfg::kCluster > 1) {
+            // This block's part of the B tile (map 1's box is kBN / kCluster rows), to both.
+            constexpr int kPart = cfg::kBN / cfg::kCluster;
+            const int rank = int(sm90::clusterRank());
+            sm90::tmaLoad2dMulticast(sinter::mma::smemAddr(bs + rank * kPart * cfg::kBK), tm.m[1],
+                                     kt * cfg::kBK, tileCol * cfg::kBN + rank * kPart, bar,
+                                     (1u << cfg::kCluster) - 1);
+          } else {
+            sm90::tmaLoad2d(sinter::mma::smemAddr(bs), tm.m[1], kt * cfg::kBK,
+                            tileCol * cfg::kBN, bar);
+          }
         };
-        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, true>(
+        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, true,
+                       cfg::kCluster>(
             acc[0], base, threadIdx.x, sched, load, start, finish);
       } else {
         auto load = [&](int t, int kt, float *as, float *bs, int ptid) {
@@ -498,7 +516,7 @@ __device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::Tens
           sm90::copyTileSwizzled<cfg::kBN, cfg::kK, cfg::kN, cfg::kK>(
               bs, B, (i64)tileCol * cfg::kBN, k0, ptid);
         };
-        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, false>(
+        sm90::mainLoop<cfg::kBM + 0 * E, cfg::kBN, kKTiles, cfg::kStages, cfg::kMath, false, 1>(
             acc[0], base, threadIdx.x, sched, load, start, finish);
       }
     };
@@ -511,7 +529,12 @@ __device__ __forceinline__ void run(const sinter::Buffers &b, const sinter::Tens
 
 } // namespace gemm
 
+// SINTER_GEMM_CLUSTER: the prologue's __cluster_dims__ where kCluster > 1.
+#ifndef SINTER_GEMM_CLUSTER
+#define SINTER_GEMM_CLUSTER
+#endif
 extern "C" __global__ void __launch_bounds__(gemm::kBlockThreads, cfg::kMinBlocks)
+    SINTER_GEMM_CLUSTER
     SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
   extern __shared__ __align__(16) float smem[];
   gemm::run<cfg::kEngine>(b, tm, smem);

@@ -26,7 +26,6 @@ namespace sinter {
 
 namespace {
 
-
 int rowReduceConstant(GemmSpec::RowReduce r) {
   switch (r) {
   case GemmSpec::RowReduce::None:
@@ -77,6 +76,14 @@ bool gemmFitsWgmma(const GemmSpec &s) {
     if (s.batchStrideA[d] % 4 != 0 || s.batchStrideB[d] % 4 != 0)
       return false;
   return true;
+}
+
+bool gemmClusterFits(const GemmSpec &s, const GemmTile &t) {
+  const int64_t batch = batchCount(s);
+  const int64_t tilesM = (s.M + t.bm - 1) / t.bm, tilesN = (s.N + t.bn - 1) / t.bn;
+  return gemmFitsWgmma(s) && t.wgmma && t.tma && batch == 1 &&
+         tensorCoreMathConstant(s.math) != 2 && !scheduledTile(t, batch) && tilesM % 2 == 0 &&
+         tilesN % 2 == 0 && t.groupM % 2 == 0;
 }
 
 namespace {
@@ -253,6 +260,12 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
         wgmmaSharedBytes(s, tile) * tile.minBlocks > 227 * 1024)
       return makeError(name + ": wgmma tile " + tileName() + " with " +
                        std::to_string(tile.stages) + " stages is not one the engine runs");
+    if (tile.cluster != 1 && (tile.cluster != 2 || !gemmClusterFits(s, tile)))
+      return makeError(name + ": clusters of " + std::to_string(tile.cluster) +
+                       " need clusters of two, TF32 through TMA, no batch, a block per tile "
+                       "and even tile counts and block groups");
+  } else if (tile.cluster != 1) {
+    return makeError(name + ": clusters are the wgmma engine's");
   } else if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||
              tile.stages < 2 || (tile.bm * tile.bk / aVec) % threads ||
              (tile.bn * tile.bk / bVec) % threads ||
@@ -293,6 +306,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constant("kGroupM", tile.wgmma ? std::max(1, tile.groupM) : 1);
   w.constantBool("kPersistent", scheduled);
   w.constant("kStreamKSlots", streamKSlots);
+  w.constant("kCluster", tile.cluster);
+  if (tile.cluster > 1)
+    w.code("#define SINTER_GEMM_CLUSTER __cluster_dims__(" + std::to_string(tile.cluster) +
+           ", 1, 1)");
   int bStage = s.bTransposed ? tile.bn * (tile.bk + 4) : tile.bk * (tile.bn + 8);
   const unsigned sharedBytes = tile.wgmma
                                    ? unsigned(wgmmaSharedBytes(s, tile))
@@ -323,7 +340,8 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
       t.rank = 2;
       t.dims = {uint64_t(s.K), uint64_t(rows)};
       t.strides = {uint64_t(s.K) * 4};
-      t.box = {32, uint32_t(boxRows)};
+      // A cluster's blocks each copy 1 / cluster of the B tile.
+      t.box = {32, uint32_t(slot == 1 ? boxRows / tile.cluster : boxRows)};
       t.swizzle128 = true;
       k.launch.tensorMaps.push_back(t);
     }
@@ -337,7 +355,8 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
                  (persistent  ? ", persistent"
                   : scheduled ? ", block per tile"
                               : "") +
-                 (streamKSlots ? ", stream-K tail" : "");
+                 (streamKSlots ? ", stream-K tail" : "") +
+                 (tile.cluster > 1 ? ", clusters of " + std::to_string(tile.cluster) : "");
   if (s.normGroupCols > 0)
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
   k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);

@@ -61,6 +61,10 @@ struct GemmTile {
   /// wave is split by k tiles over kGemmStreamKBlocks blocks (stream-K).
   GemmLaunch launch = GemmLaunch::Persistent;
   bool streamK = true;
+  /// wgmma engine: blocks per thread-block cluster, 1 or 2. With 2 (TF32, TMA, a block per
+  /// tile, even tile counts and groupM) the two blocks of a cluster hold tiles of one tile
+  /// column and each copies half of their B tile, multicast to both.
+  int cluster = 1;
 };
 
 /// The most blocks a gemm kernel splits its last partial wave over: the SM count of the
@@ -80,6 +84,12 @@ bool gemmFitsWgmma(const GemmSpec &s);
 /// faster; TF32 a block per tile (measured, Gemm.cpp).
 /// Returns a tile with wgmma false when none holds the groups.
 GemmTile chooseWgmmaTile(const GemmSpec &s);
+
+/// Whether the blocks of `t` can run in clusters of two on `s` (GemmTile::cluster): the wgmma
+/// engine in TF32 through TMA, no batch, a block per tile on a grid of (tile columns, tile
+/// rows), an even count of tile rows and of tile columns, and an even groupM, so that blocks
+/// 2i and 2i + 1 hold tiles of one tile column.
+bool gemmClusterFits(const GemmSpec &s, const GemmTile &t);
 
 /// Every tile the wgmma chooser considers for math mode `m` (tests compile each one).
 std::vector<GemmTile> wgmmaTiles(MathMode m);

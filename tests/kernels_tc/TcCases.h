@@ -457,6 +457,21 @@ inline std::vector<GemmCase> gemmCases() {
     g.epilogue = "affine";
     gs.push_back(g);
   }
+  {
+    // TF32 in clusters of two (_wgcl): 8 x 4 tiles of 128 x 256, partial in M, N and K; the
+    // last tile column's second half of B (rows 896 ..) lies wholly outside the matrix, so
+    // its multicast copy is all zeros.
+    GemmCase g;
+    g.spec.kernelName = "linear_cluster_tf32";
+    g.spec.M = 1000;
+    g.spec.N = 800;
+    g.spec.K = 300;
+    g.spec.math = MathMode::Tf32;
+    g.spec.hasBias = true;
+    g.spec.epilogue = functor("relu");
+    g.epilogue = "relu";
+    gs.push_back(g);
+  }
   for (MathMode m : {MathMode::Tf32, MathMode::Tf32x3}) {
     GemmCase g;
     g.spec.kernelName = m == MathMode::Tf32 ? "linear_8192_tf32" : "linear_8192_tf32x3";

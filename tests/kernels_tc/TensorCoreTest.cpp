@@ -427,6 +427,22 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
       if (t.bm == 128 && shifts) {
         EXPECT_EQ(registers, 168) << g.spec.kernelName << " " << k->tileConfig;
       }
+      // The same tile in clusters of two, where the product allows them.
+      GemmTile clustered = t;
+      clustered.cluster = 2;
+      if (gemmClusterFits(g.spec, clustered)) {
+        auto kc = emitGemm(g.spec, clustered);
+        ASSERT_TRUE(bool(kc)) << llvm::toString(kc.takeError());
+        EXPECT_NE(kc->tileConfig.find(", clusters of 2"), std::string::npos) << kc->tileConfig;
+        EXPECT_NE(kc->source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
+        EXPECT_EQ(kc->launch.grid[0] % 2, 0u) << kc->tileConfig;
+        EXPECT_EQ(nvrtcCompile(kc->source, "sm_90a", true), "")
+            << g.spec.kernelName << " " << kc->tileConfig;
+      } else {
+        auto kc = emitGemm(g.spec, clustered);
+        ASSERT_FALSE(bool(kc)) << g.spec.kernelName << " " << t.bm << "x" << t.bn;
+        EXPECT_NE(llvm::toString(kc.takeError()).find("clusters of 2 need"), std::string::npos);
+      }
     }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaGemmCompile,
@@ -548,9 +564,10 @@ TEST(Dump, ForGpuHarness) {
         gemms.push_back(g);
       }
   // Every case that fits the wgmma engine also runs on it with the chosen tile (name suffix
-  // _wg), unbatched ones also with the other copy path (_wgcp / _wgtma) and other launches
-  // (_wghy and, benchmarked, _wgnp, _wgpw, _wgps), and, unless benchmarked, on every other
-  // wgmma tile (suffix _wgt<i>).
+  // _wg), unbatched ones also with the other copy path (_wgcp / _wgtma), other launches
+  // (_wghy and, benchmarked, _wgnp, _wgpw, _wgps) and the other cluster size (_wgcl / _wgnc),
+  // and, unless benchmarked, on every other wgmma tile (suffix _wgt<i>; in clusters of two
+  // _wgclt<i>).
   std::map<std::string, GemmTile> forcedTiles;
   for (size_t i = 0, e = gemms.size(); i < e; ++i) {
     GemmCase g = gemms[i];
@@ -568,6 +585,15 @@ TEST(Dump, ForGpuHarness) {
       other.tma = !other.tma;
       g.spec.kernelName = name + (other.tma ? "_wgtma" : "_wgcp");
       forcedTiles[g.spec.kernelName] = other;
+      gemms.push_back(g);
+    }
+    // The chosen tile with the other cluster size: in clusters of two (B multicast, _wgcl)
+    // wherever that fits, or without (_wgnc) where the chooser takes them.
+    GemmTile otherCluster = chooseWgmmaTile(g.spec);
+    otherCluster.cluster = otherCluster.cluster == 1 ? 2 : 1;
+    if (otherCluster.cluster == 1 || gemmClusterFits(g.spec, otherCluster)) {
+      g.spec.kernelName = name + (otherCluster.cluster == 2 ? "_wgcl" : "_wgnc");
+      forcedTiles[g.spec.kernelName] = otherCluster;
       gemms.push_back(g);
     }
     if (!g.bench && g.spec.batchShape.empty()) {
@@ -610,6 +636,15 @@ TEST(Dump, ForGpuHarness) {
       g.spec.kernelName = name + "_wgt" + std::to_string(t);
       forcedTiles[g.spec.kernelName] = tiles[t];
       gemms.push_back(g);
+      // and a block per tile in clusters of two, where the tile allows them (_wgclt<i>)
+      GemmTile clustered = tiles[t];
+      clustered.launch = GemmLaunch::BlockPerTile;
+      clustered.cluster = 2;
+      if (gemmClusterFits(g.spec, clustered)) {
+        g.spec.kernelName = name + "_wgclt" + std::to_string(t);
+        forcedTiles[g.spec.kernelName] = clustered;
+        gemms.push_back(g);
+      }
     }
   }
   // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg,
