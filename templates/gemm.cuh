@@ -36,8 +36,8 @@
 // kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
 // kEngine, kTma, kGroupM (block order, above), kPersistent, kStreamKSlots, kCluster,
-// kSharedBytes (the
-// dynamic shared memory launched with, checked here); structs Epilogue and PostNorm.
+// kSharedBytes (the dynamic shared memory launched with, checked here); structs Epilogue and
+// PostNorm.
 //
 //===---------------------------------------------------------------------------------===//
 #pragma once
