@@ -262,8 +262,8 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
                        std::to_string(tile.stages) + " stages is not one the engine runs");
     if (tile.cluster != 1 && (tile.cluster != 2 || !gemmClusterFits(s, tile)))
       return makeError(name + ": clusters of " + std::to_string(tile.cluster) +
-                       " need clusters of two, TF32 through TMA, no batch, a block per tile "
-                       "and even tile counts and block groups");
+                       " unsupported (only clusters of two, in TF32 through TMA, with no "
+                       "batch, a block per tile and even tile counts and block groups)");
   } else if (tile.cluster != 1) {
     return makeError(name + ": clusters are the wgmma engine's");
   } else if (tile.bm % (16 * tile.warpsM) || tile.bn % (8 * tile.warpsN) || tile.bk % 8 ||

@@ -258,14 +258,17 @@ TEST(Gemm, S3LaunchAndWorkspace) {
   EXPECT_EQ(k->tileConfig, "128x128x32, 8 warps, 3 stages, 3xtf32, norm groups of 16");
 }
 
+/// The GEMM case named `name` (a test failure when there is none).
+GemmCase gemmCase(const std::string &name) {
+  for (const GemmCase &g : gemmCases())
+    if (g.spec.kernelName == name)
+      return g;
+  ADD_FAILURE() << "no case " << name;
+  return GemmCase{};
+}
+
 TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
-  auto find = [](const std::string &name) {
-    for (const GemmCase &g : gemmCases())
-      if (g.spec.kernelName == name)
-        return g;
-    ADD_FAILURE() << "no case " << name;
-    return GemmCase{};
-  };
+  auto find = gemmCase;
   GemmSpec s3 = find("s3_linear_gn_min").spec;
   s3.wgmma = true;
   auto k = emitGemm(s3);
@@ -309,6 +312,50 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   EXPECT_GT(b->launch.grid[2], 1u);
   EXPECT_NE(b->source.find("constexpr bool kTma = false;"), std::string::npos);
   EXPECT_TRUE(b->launch.tensorMaps.empty());
+}
+
+TEST(Gemm, ClustersOfTwoShareTheBTileOrAreRefused) {
+  GemmSpec tf32 = gemmCase("linear_8192_tf32").spec;
+  tf32.wgmma = true;
+  GemmTile t = chooseWgmmaTile(tf32);
+  EXPECT_EQ(t.cluster, 1) << "the chooser keeps clusters off (measured no faster)";
+  t.cluster = 2;
+  ASSERT_TRUE(gemmClusterFits(tf32, t));
+  auto k = emitGemm(tf32, t);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  // Each block of a pair copies half of the 256-row B tile, multicast to both; A stays whole.
+  ASSERT_EQ(k->launch.tensorMaps.size(), 2u);
+  EXPECT_EQ(k->launch.tensorMaps[0].box[1], 128u);
+  EXPECT_EQ(k->launch.tensorMaps[1].box[1], 128u);
+  EXPECT_NE(k->source.find("#define SINTER_GEMM_CLUSTER __cluster_dims__(2, 1, 1)"),
+            std::string::npos);
+  EXPECT_EQ(k->launch.grid[0] % 2, 0u);
+
+  auto refused = [&](const GemmSpec &s, const GemmTile &tile, const std::string &what) {
+    auto r = emitGemm(s, tile);
+    ASSERT_FALSE(bool(r)) << s.kernelName << " " << what;
+    std::string e = llvm::toString(r.takeError());
+    EXPECT_NE(e.find(s.kernelName + ": clusters"), std::string::npos) << e;
+  };
+  GemmTile four = chooseWgmmaTile(tf32);
+  four.cluster = 4;
+  refused(tf32, four, "clusters of four");
+  GemmSpec x3 = gemmCase("linear_8192_tf32x3").spec;
+  x3.wgmma = true;
+  GemmTile x3Tile = chooseWgmmaTile(x3);
+  x3Tile.cluster = 2;
+  EXPECT_FALSE(gemmClusterFits(x3, x3Tile));
+  refused(x3, x3Tile, "3xTF32");
+  GemmTile odd = chooseWgmmaTile(tf32);
+  odd.cluster = 2;
+  odd.groupM = 1; // row order: blocks 2i and 2i + 1 share A, not B
+  EXPECT_FALSE(gemmClusterFits(tf32, odd));
+  refused(tf32, odd, "row order");
+  GemmSpec sync = tf32;
+  sync.wgmma = false; // the mma.sync engine has no clusters
+  GemmTile syncTile{128, 128, 32, 2, 4, 3};
+  syncTile.cluster = 2;
+  refused(sync, syncTile, "mma.sync");
 }
 
 TEST(Gemm, WideNormGroupsGetWholeWarps) {
@@ -441,7 +488,8 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
       } else {
         auto kc = emitGemm(g.spec, clustered);
         ASSERT_FALSE(bool(kc)) << g.spec.kernelName << " " << t.bm << "x" << t.bn;
-        EXPECT_NE(llvm::toString(kc.takeError()).find("clusters of 2 need"), std::string::npos);
+        EXPECT_NE(llvm::toString(kc.takeError()).find("clusters of 2 unsupported (only clusters"),
+                  std::string::npos);
       }
     }
 }
