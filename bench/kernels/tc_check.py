@@ -26,7 +26,7 @@ usage: tc_check.py DIR [--extra-dir DIR2] [--reps N] [--only SUBSTR[,SUBSTR...]]
                    [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only] [--ab-torch]
                    [--ab-power]
 """
-import argparse, ctypes, json, os, subprocess, sys, math
+import argparse, ctypes, json, os, subprocess, sys, math, threading, time
 import torch
 import torch.nn.functional as F
 
@@ -155,7 +155,6 @@ class PowerSampler:
     background thread; window() gives the means over the samples taken since mark()."""
 
     def __init__(self):
-        import threading, time
         self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
         self.dev = ctypes.c_void_p()
         for r, what in ((self.nvml.nvmlInit_v2(), "nvmlInit_v2"),
@@ -163,17 +162,16 @@ class PowerSampler:
                          "nvmlDeviceGetHandleByIndex_v2")):
             if r != 0:
                 raise RuntimeError(f"{what}: NVML error {r}")
-        self.samples, self.stop, self.time = [], False, time
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        self.samples, self.start = [], 0
+        threading.Thread(target=self.run, daemon=True).start()  # ends with the process
 
     def run(self):
         mhz, mw = ctypes.c_uint(), ctypes.c_uint()
-        while not self.stop:
+        while True:
             if (self.nvml.nvmlDeviceGetClockInfo(self.dev, 1, ctypes.byref(mhz)) == 0 and  # SM
                     self.nvml.nvmlDeviceGetPowerUsage(self.dev, ctypes.byref(mw)) == 0):
                 self.samples.append((mhz.value, mw.value / 1000.0))
-            self.time.sleep(0.01)
+            time.sleep(0.01)
 
     def mark(self):
         self.start = len(self.samples)

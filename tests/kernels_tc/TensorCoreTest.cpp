@@ -268,8 +268,7 @@ GemmCase gemmCase(const std::string &name) {
 }
 
 TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
-  auto find = gemmCase;
-  GemmSpec s3 = find("s3_linear_gn_min").spec;
+  GemmSpec s3 = gemmCase("s3_linear_gn_min").spec;
   s3.wgmma = true;
   auto k = emitGemm(s3);
   ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
@@ -296,7 +295,7 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   EXPECT_NE(c->source.find("constexpr bool kTma = false;"), std::string::npos);
   EXPECT_TRUE(c->launch.tensorMaps.empty());
 
-  GemmSpec tf32 = find("linear_8192_tf32").spec;
+  GemmSpec tf32 = gemmCase("linear_8192_tf32").spec;
   tf32.wgmma = true;
   auto plain = emitGemm(tf32);
   ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
@@ -304,7 +303,7 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   EXPECT_EQ(plain->launch.tensorMaps[1].box[1], 256u) << "B's box spans the 256-wide tile";
   EXPECT_NE(plain->source.find("constexpr int kGroupM = 8;"), std::string::npos);
 
-  GemmSpec batched = find("linear_batched_tf32").spec;
+  GemmSpec batched = gemmCase("linear_batched_tf32").spec;
   batched.wgmma = true;
   ASSERT_TRUE(gemmFitsWgmma(batched));
   auto b = emitGemm(batched);
@@ -477,8 +476,8 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
       // The same tile in clusters of two, where the product allows them.
       GemmTile clustered = t;
       clustered.cluster = 2;
+      auto kc = emitGemm(g.spec, clustered);
       if (gemmClusterFits(g.spec, clustered)) {
-        auto kc = emitGemm(g.spec, clustered);
         ASSERT_TRUE(bool(kc)) << llvm::toString(kc.takeError());
         EXPECT_NE(kc->tileConfig.find(", clusters of 2"), std::string::npos) << kc->tileConfig;
         EXPECT_NE(kc->source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
@@ -486,7 +485,6 @@ TEST_P(WgmmaGemmCompile, EveryTileNvrtcSm90a) {
         EXPECT_EQ(nvrtcCompile(kc->source, "sm_90a", true), "")
             << g.spec.kernelName << " " << kc->tileConfig;
       } else {
-        auto kc = emitGemm(g.spec, clustered);
         ASSERT_FALSE(bool(kc)) << g.spec.kernelName << " " << t.bm << "x" << t.bn;
         EXPECT_NE(llvm::toString(kc.takeError()).find("clusters of 2 unsupported (only clusters"),
                   std::string::npos);
