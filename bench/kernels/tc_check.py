@@ -26,7 +26,7 @@ usage: tc_check.py DIR [--extra-dir DIR2] [--reps N] [--only SUBSTR[,SUBSTR...]]
                    [--ab CASE,CASE,...[;CASE,...]] [--rounds R] [--ab-only] [--ab-torch]
                    [--ab-power]
 """
-import argparse, ctypes, json, os, subprocess, sys, math, threading, time
+import argparse, ctypes, json, os, sys, math, threading, time
 import torch
 import torch.nn.functional as F
 
