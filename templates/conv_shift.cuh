@@ -56,14 +56,14 @@
 // kAccumulateStats the per-(n, c) sum and sum of squares into slot 4 (double2 per (n, c);
 // summed per thread in fp32, over the 4 lanes of a row, then one atomic per row and image).
 //
-// Slots: 2 bias, 3 y, 4 stats, 6 weight rows (tensor map 0: dims {kKPad, Cout}, box {32,
-// kBM}), 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBN}); the epilogue may
-// read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W
-// (taps per dim), kPitchD/H/W, kOffD/H/W, kStepD/H/W, kPhased, kSD/H/W and kBaseD/H/W
-// (phases; 1 and 0 without), kKGroups, kCinK (input channels per k group), kRowsK (product
-// rows per k group), kStoreWarpgroups (and with them kProducerRegs, kStorerRegs,
-// kConsumerRegs), kHasBias, kStoreOutput, kAccumulateStats, kBM, kBN,
-// kStages, kEpilogueReadsTensors (see storeTile); struct Epilogue.
+// Slots: 2 bias, 3 y, 4 stats, 6 weight rows (tensor map 0: dims {kKPad, Cout}, box {32, kBM}),
+// 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBoxRows}); the epilogue may
+// read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W (taps
+// per dim), kPitchD/H/W, kOffD/H/W, kStepD/H/W, kPhased, kSD/H/W and kBaseD/H/W (phases; 1 and
+// 0 without), kKGroups, kCinK (input channels per k group), kRowsK (product rows per k group),
+// kStoreWarpgroups (and with them kProducerRegs, kStorerRegs, kConsumerRegs), kHasBias,
+// kStoreOutput, kAccumulateStats, kBM, kBN, kStages, kBoxRows (kBN, or kBN + 8: kWRun below),
+// kEpilogueReadsTensors (see storeTile); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -120,7 +120,17 @@ constexpr int kBlockThreads = kConsumers + kStorers + (kStoring ? 128 : 32);
 // With kRegisterA the consumers hold their weights in registers for the whole tile loop
 // (small groups: a warpgroup's k8 steps of every tap, at most 32 registers), so a stage is
 // only B's box.
-constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBN) * 32 * 4;
+//
+// With kWRun (the emitter's kBoxRows = kBN + 8; weights in registers only) the kKW taps of
+// one (D, H) tap pair read one box of kBoxRows grid rows: tap tw's kBN rows start kStepW * tw
+// - kWShift0 rows into it, and its B descriptor starts there, inside the box's swizzle
+// pattern, which TMA anchored at the stage's 1024-byte boundary. A stage then feeds kKW
+// taps' products, and the grid rows they share cross L2 once instead of kKW times.
+constexpr bool kWRun = cfg::kBoxRows > cfg::kBN;
+constexpr int kTapsPerStage = kWRun ? cfg::kKW : 1;
+constexpr int kWShift0 = kWRun && cfg::kStepW < 0 ? cfg::kStepW * (cfg::kKW - 1) : 0;
+constexpr int kLoads = kKTiles / kTapsPerStage; // stages a tile
+constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBoxRows) * 32 * 4;
 // The staged epilogue (kStagedLines): each warpgroup writes its 64 x kBN accumulators to
 // shared memory, then its warps (or its storing warpgroup's) store whole output lines: the kSW product rows of one
 // (channel, D phase, H phase) hold the W phases of one output row, interleaved there.
@@ -140,6 +150,11 @@ static_assert(kGroupsPerK == 1
               "tiles, and a warpgroup's rows in whole groups or within one");
 static_assert(cfg::kRowsK == kRowsG * kGroupsPerK, "a k group's rows are its groups' rows");
 static_assert(cfg::kPhased || kPhases == 1, "phases only in the phase walk");
+static_assert(cfg::kBoxRows == cfg::kBN ||
+                  (cfg::kRegisterA && kChunks == 1 && cfg::kBoxRows % 8 == 0 &&
+                   cfg::kBoxRows <= 256 && cfg::kKW - 1 <= cfg::kBoxRows - cfg::kBN),
+              "a box shared by the W taps: weights in registers, one chunk, every tap's rows "
+              "inside it, whole swizzle atoms");
 static_assert(!cfg::kRegisterA || (kGroupsPerK > 1 && kSliceSteps * kTaps <= 8),
               "weights in registers: small groups, at most 8 fragments a thread");
 static_assert(!cfg::kStagedLines || (cfg::kPhased && 64 % cfg::kSW == 0 && cfg::kSW <= 32),
@@ -191,17 +206,17 @@ __device__ __forceinline__ void produce(const sinter::TensorMaps &tm, unsigned s
   for (int t = blockIdx.x; t < kTileCount; t += gridDim.x) {
     const Tile tl = tileAt(t);
     const int wRow = tl.grp * cfg::kRowsK + tl.m0, ch0 = tl.grp * cfg::kCinK;
-    for (int kt = 0; kt < kKTiles; ++kt, ++it) {
+    for (int ld = 0; ld < kLoads; ++ld, ++it) {
       const int s = it % cfg::kStages;
       if (it >= cfg::kStages)
         sm90::mbarWait(emptyBar + s * 8, (it / cfg::kStages - 1) & 1);
       const unsigned a = smem0 + s * kStageBytes, bar = fullBar + s * 8;
-      const int c = kt / kTaps, tap = kt - c * kTaps;
+      const int kt = ld * kTapsPerStage, c = kt / kTaps, tap = kt - c * kTaps;
       sm90::mbarArriveExpectTx(bar, kStageBytes);
       if constexpr (!cfg::kRegisterA)
         sm90::tmaLoad2d(a, tm.m[0], kt * 32, wRow, bar);
       sm90::tmaLoad2d(a + (cfg::kRegisterA ? 0 : cfg::kBM * 128), tm.m[1], ch0 + c * 32,
-                      tl.row0 + tapOffset(tap), bar);
+                      tl.row0 + tapOffset(tap) + kWShift0, bar);
     }
   }
 }
@@ -560,36 +575,42 @@ __device__ __forceinline__ void consume(unsigned smem0, unsigned fullBar, unsign
 #pragma unroll
       for (int r = 0; r < 4; ++r)
         acc[i][r] = 0.f;
-    // One k tile: wait for its stage, issue its wgmmas, release the stage before it.
-    auto kTile = [&](int kt) {
+    // One stage (a k tile, or with kWRun the kKW k tiles of a W run): wait for it, issue its
+    // wgmmas, release the stage before it.
+    auto kStage = [&](int ld) {
       const int s = it % cfg::kStages;
       sm90::mbarWait(fullBar + s * 8, (it / cfg::kStages) & 1);
       const unsigned a = smem0 + s * kStageBytes + wg * 64 * 128;
       const unsigned bt = smem0 + s * kStageBytes + (cfg::kRegisterA ? 0 : cfg::kBM * 128);
       sm90::wgmmaFence();
 #pragma unroll
-      for (int kk = 0; kk < kSliceSteps; ++kk) {
-        if constexpr (cfg::kRegisterA)
-          sm90::wgmmaTf32(acc, frag[(kt % kTaps) * kSliceSteps + kk],
-                          sm90::descriptor(bt + (step0 + kk) * 32), 1);
-        else
-          sm90::wgmmaTf32(acc, sm90::descriptor(a + (step0 + kk) * 32),
-                          sm90::descriptor(bt + (step0 + kk) * 32), 1);
+      for (int j = 0; j < kTapsPerStage; ++j) {
+        const int kt = ld * kTapsPerStage + j;
+        const unsigned rows = bt + (cfg::kStepW * j - kWShift0) * 128; // (tap j's first row)
+#pragma unroll
+        for (int kk = 0; kk < kSliceSteps; ++kk) {
+          if constexpr (cfg::kRegisterA)
+            sm90::wgmmaTf32(acc, frag[(kt % kTaps) * kSliceSteps + kk],
+                            sm90::descriptor(rows + (step0 + kk) * 32), 1);
+          else
+            sm90::wgmmaTf32(acc, sm90::descriptor(a + (step0 + kk) * 32),
+                            sm90::descriptor(rows + (step0 + kk) * 32), 1);
+        }
       }
       sm90::wgmmaCommit();
       sm90::wgmmaWait<1>();
-      if (kt > 0)
+      if (ld > 0)
         sm90::mbarArrive(emptyBar + ((it - 1) % cfg::kStages) * 8);
       ++it;
     };
     if constexpr (cfg::kRegisterA) {
       // Unrolled: the register fragments are indexed by the tap.
 #pragma unroll
-      for (int kt = 0; kt < kKTiles; ++kt)
-        kTile(kt);
+      for (int ld = 0; ld < kLoads; ++ld)
+        kStage(ld);
     } else {
-      for (int kt = 0; kt < kKTiles; ++kt)
-        kTile(kt);
+      for (int ld = 0; ld < kLoads; ++ld)
+        kStage(ld);
     }
     sm90::wgmmaWait<0>();
     sm90::mbarArrive(emptyBar + ((it - 1) % cfg::kStages) * 8);

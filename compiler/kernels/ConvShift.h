@@ -75,6 +75,9 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot = nullptr);
 /// (the phase walk, where a fragment's stores would hit every S-th output of 8 rows).
 struct ShiftMode {
   bool registerA = false, stagedLines = false;
+  /// Taps along W whose B rows come from one box (conv_shift.cuh's kWRun): 1, or with the
+  /// weights in registers kW, the box then kBN + 8 rows.
+  int wRun = 1;
 };
 ShiftMode shiftMode(const ConvSpec &s);
 

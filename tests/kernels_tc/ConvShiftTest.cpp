@@ -354,6 +354,37 @@ TEST(ConvShift, StagedLinesGetStoringWarpgroupsWithinTheRegisterFile) {
   EXPECT_EQ(storeWarpgroups(s0Spec(), ConvShiftTile{128, 256, 4}), 0);
 }
 
+TEST(ConvShift, TheWTapsOfAStageShareOneBoxFromEightTaps) {
+  // S4: 8 taps a tile (2 a dim), weights in registers: each stage is one box of 136 grid rows
+  // that both W taps' 128 rows lie in.
+  ConvSpec s4 = convSpec("s4", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  s4.wgmma = true;
+  EXPECT_EQ(shiftMode(s4).wRun, 2);
+  auto shared = emitConvShift(s4, ConvShiftTile{128, 128, 9});
+  ASSERT_TRUE(bool(shared)) << llvm::toString(shared.takeError());
+  const KernelSource &k = shared->back();
+  EXPECT_NE(k.source.find("constexpr int kBoxRows = 136;"), std::string::npos);
+  ASSERT_EQ(k.launch.tensorMaps.size(), 2u);
+  EXPECT_EQ(k.launch.tensorMaps[1].box[1], 136u);
+  EXPECT_NE(k.tileConfig.find("each stage the 2 W taps' rows in one box"), std::string::npos)
+      << k.tileConfig;
+  // 9 stages of one box, their barriers, the staged lines (128 x 136 floats), the alignment.
+  EXPECT_EQ(k.launch.sharedBytes, 9u * 136 * 128 + 9 * 16 + 128 * 136 * 4 + 1024);
+  // A 256-row box would need 264 rows, past TMA's 256: one box a tap there.
+  auto wide = emitConvShift(s4, ConvShiftTile{64, 256, 4});
+  ASSERT_TRUE(bool(wide)) << llvm::toString(wide.takeError());
+  EXPECT_NE(wide->back().source.find("constexpr int kBoxRows = 256;"), std::string::npos);
+  // 4 taps a tile (ConvTranspose2d, k 4, stride 2: 2 x 2), measured slower with the shared
+  // box; and the weights of S0 come by TMA with every tap: one box a tap.
+  ConvSpec g8 = convSpec("g8", true, 2, 8, 64, 64, 8, {1, 64, 64}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1},
+                         {1, 1, 1}, MathMode::Tf32);
+  g8.wgmma = true;
+  ASSERT_TRUE(shiftMode(g8).registerA);
+  EXPECT_EQ(shiftMode(g8).wRun, 1);
+  EXPECT_EQ(shiftMode(s0Spec()).wRun, 1);
+}
+
 TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
   auto ks = emitConvShift(s0Spec(), ConvShiftTile{});
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
