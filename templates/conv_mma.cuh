@@ -47,7 +47,8 @@
 // normalised, and never crosses L2 in between.
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]; with the norm followed by a
-// count of the units done per (n, group) (unsigned), all zeroed by the planner), 5 and 8..15
+// count of the units done per (n, group) (unsigned) and the deal's kDealWords counters (see
+// dealPlace), all zeroed by the planner), 5 and 8..15
 // for the epilogue (as conv_direct.cuh), with the norm 6 gamma and 7 beta. The prologue
 // defines, in namespace
 // cfg, the constants used below and `struct Epilogue` (compiler/kernels/Emit.h: anchor
@@ -844,6 +845,33 @@ __device__ __forceinline__ void normalizeHeld(const Buffers &b, const int unit, 
   __syncthreads(); // (maps and the slots are rewritten next)
 }
 
+/// Counters of dealPlace, after the done counts: [256] arrivals per SM, [8] blocks per rank,
+/// [8] places taken per rank, [1] blocks arrived; the emitter sizes the workspace for
+/// cfg::kDealWords of them.
+static_assert(cfg::kDealWords >= 256 + 8 + 8 + 1, "the deal's counters do not fit");
+
+/// The block's place in the deal, by rank: a block's rank is its arrival order on its SM
+/// (0 .. 7, the last shared by any more), and places are rank-major, so that the blocks at
+/// consecutive places, whose units make up a task, are of one rank. The warp schedulers
+/// favour an SM's older blocks: measured on S2 (H100), the youngest of an SM's five blocks
+/// spent 0.40 of its time computing and the oldest 0.31, and every block waited for the
+/// slowest block of its task. A permutation of 0 .. G - 1 whatever the ranks: each block
+/// counts itself in its rank, all wait until every block has (the launch is cooperative:
+/// all G are resident), and a rank's places follow those of the lower ranks. Thread 0 only.
+__device__ __forceinline__ int dealPlace(unsigned *ws, const int G) {
+  unsigned smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  const unsigned rank = min(atomicAdd(&ws[smid % 256], 1u), 7u);
+  atomicAdd(&ws[256 + rank], 1u);
+  addRelease(&ws[272], 1u); // (after this block's rank count)
+  while (loadAcquire(&ws[272]) < unsigned(G))
+    __nanosleep(64);
+  unsigned before = 0;
+  for (unsigned r = 0; r < rank; ++r)
+    before += loadAcquire(&ws[256 + r]);
+  return int(before + atomicAdd(&ws[264 + rank], 1u));
+}
+
 /// Waits (thread 0, then the block) until every unit of `unit`'s task is counted.
 __device__ __forceinline__ void waitTask(const unsigned *done, const int unit) {
   if (threadIdx.x == 0)
@@ -901,15 +929,13 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     }
   };
   const int G = int(gridDim.x);
-  // The block's place in the deal: blockIdx.x times a prime not dividing G, mod G (a
-  // permutation). A cooperative launch puts runs of consecutive block indices on the same
-  // few SMs; scattered, the blocks of one SM hold units of different (n, group)s.
-  unsigned K = 131;
-  if (unsigned(G) % K == 0)
-    K = 137;
-  if (unsigned(G) % K == 0)
-    K = 139;
-  int unit = int((unsigned long long)blockIdx.x * K % unsigned(G)), staged = -1, slot = 0, buf = 0;
+  // The block's place in the deal (dealPlace: by rank; an SM's blocks, one of each rank,
+  // then hold units of different (n, group)s).
+  __shared__ int place;
+  if (threadIdx.x == 0)
+    place = dealPlace(done + kTasks, G);
+  __syncthreads();
+  int unit = place, staged = -1, slot = 0, buf = 0;
   Hooks hooks{b, done, unit + G, -1, 0};
   bool issued = false;
   while (unit < kUnits) {

@@ -52,6 +52,8 @@ constexpr int64_t kNormMinTasks = 512;
 // LaunchConfig::coResident), which an H100 or H200 holds five times over and an A100 (108
 // SMs, four such blocks an SM) close to twice.
 constexpr int64_t kNormMaxUnits = 256;
+// Counters of the template's dealPlace (its kDealWords), after the done counts.
+constexpr int64_t kNormDealWords = 280;
 
 /// The walk along spatial dim d (the template's Walk): grid positions, output phases and
 /// reduction taps. The grid is the output, except along a strided dim of a transposed
@@ -501,6 +503,7 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
     w.constant("kCG", s.Cout / s.normTail->groups);
     w.constantBool("kAffine", s.normTail->affine);
     w.constant("kConvUnits", convUnits);
+    w.constant("kDealWords", kNormDealWords);
   }
   w.constant("kThreads", threads);
   // (The norm's 5 blocks were measured with 128 threads; other blocks keep the usual cap.)
@@ -568,10 +571,12 @@ llvm::Expected<KernelSource> emitOnTile(const ConvSpec &s, const ConvMmaTile &t)
                   : "");
   setDirectConvCost(s, k);
   if (s.normTail) {
-    // After the statistics: a done count per (n, group) (unsigned).
+    // After the statistics: a done count per (n, group) (unsigned), then the counters that
+    // deal the blocks their places (the template's kDealWords).
     WorkspaceNeed &stats = k.workspace.back();
-    stats.bytes += roundUp(4 * tasks, 8);
-    stats.what += ", then a count of the units done per (n, group) (unsigned)";
+    stats.bytes += roundUp(4 * tasks, 8) + 4 * kNormDealWords;
+    stats.what += ", then a count of the units done per (n, group) and the deal's " +
+                  std::to_string(kNormDealWords) + " counters (unsigned)";
     k.flops += 2.0 * s.N * s.Cout * volume(s.out);
     k.bytes += s.normTail->affine ? 8.0 * s.Cout : 0;
   }

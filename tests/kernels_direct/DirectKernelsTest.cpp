@@ -334,9 +334,11 @@ TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
   EXPECT_EQ(constantOf(k, "kDoubleBuffer"), 0);
   EXPECT_EQ(k.launch.sharedBytes, 4u * (8 * 392 + 9 * 64 + 16 + 3 * 8 * 260));
   EXPECT_EQ(constantOf(k, "kMinBlocks"), 4); // (this spec is for sm_80: no wgmma)
-  // Slot 4: the statistics, then a count of the units done per (n, group).
+  // Slot 4: the statistics, then a count of the units done per (n, group) and the 280
+  // counters that deal the blocks their places.
   ASSERT_EQ(k.workspace.size(), 1u);
-  EXPECT_EQ(k.workspace[0].bytes, 16 * 128 * 64 + (4 * tasks + 7) / 8 * 8);
+  EXPECT_EQ(constantOf(k, "kDealWords"), 280);
+  EXPECT_EQ(k.workspace[0].bytes, 16 * 128 * 64 + (4 * tasks + 7) / 8 * 8 + 4 * 280);
   for (const char *arch : {"sm_90a", "sm_80"}) {
     NvrtcResult r = compile(k, arch);
     EXPECT_TRUE(r.ok) << arch << ":\n" << r.log;
