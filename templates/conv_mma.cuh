@@ -194,7 +194,12 @@ struct Layout {
   static constexpr int kYCS = kYPlane + (4 - kYPlane % 16 + 16) % 16;
   static constexpr int kYTile = cfg::kCols * kYCS;
   static constexpr int kYSlots = cfg::kTileLoop + 1;
-  static constexpr int kY = kRed + (2 * cfg::kCoutG + 3) / 4 * 4;
+  // The block's statistics: [kCoutG][2] added to by every warp, or with the norm, where a
+  // block adds its statistics once a unit, [warp][kCoutG][2] written by each warp and
+  // summed by 2 x kCoutG threads (the shared-memory float adds are CAS loops, which cost S2
+  // 2.4%).
+  static constexpr int kRedFloats = (kHoldY ? cfg::kThreads / 32 : 1) * 2 * cfg::kCoutG;
+  static constexpr int kY = kRed + (kRedFloats + 3) / 4 * 4;
 };
 
 /// Grid origin of spatial tile st (the output origin, unless the walk is by phase).
@@ -334,7 +339,7 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
 
   extern __shared__ __align__(16) float smem[];
   unsigned *sB = reinterpret_cast<unsigned *>(smem + Layout::kWeights); // [kKS][kNT][32][2]
-  float *sRed = smem + Layout::kRed;                                    // [kCoutG][2]
+  float *sRed = smem + Layout::kRed; // [kCoutG][2] (with the norm [warp][kCoutG][2])
   // A walk by W phase writes every S-th output of a column. Its stores are staged instead:
   // per warp, one (D, H) phase pair's columns (every W phase of every channel) of kRun m16
   // tiles (a whole row of the block tile where the warp holds whole rows), [column][row]
@@ -401,7 +406,7 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
     sB[e] = sinter::mma::toTf32(v);
   }
   if constexpr (kAccStats)
-    for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
+    for (int e = threadIdx.x; e < Layout::kRedFloats; e += kThreads)
       sRed[e] = 0.f;
 
   // Box offset of reduction tap index tap (jd, jh, jw) and of k entry e (0 for the padding
@@ -718,7 +723,8 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
     sinter::mma::cpAsyncWait<0>();
 
   if constexpr (kAccStats) {
-    // Over the 8 lanes of a column (same t), then over the block in shared memory.
+    // Over the 8 lanes of a column (same t), then over the block in shared memory: added
+    // there, or with the norm written per warp and summed below.
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
@@ -731,13 +737,23 @@ __device__ __forceinline__ int convTiles(const Buffers &b, const int n, const in
           v += __shfl_xor_sync(0xffffffffu, v, 16);
           int phase, cg;
           column(nt, q, phase, cg);
-          if (g == 0 && phase < kPhases)
-            atomicAdd(sRed + 2 * cg + m, v);
+          if (g == 0 && phase < kPhases) {
+            if constexpr (kHoldY)
+              sRed[warp * 2 * kCoutG + 2 * cg + m] = v;
+            else
+              atomicAdd(sRed + 2 * cg + m, v);
+          }
         }
     __syncthreads();
     double *stats = sinter::slot<double>(b, 4);
-    for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads)
-      atomicAdd(stats + ((i64)n * kCout + grp * kCoutG) * 2 + e, (double)sRed[e]);
+    for (int e = threadIdx.x; e < 2 * kCoutG; e += kThreads) {
+      float v = sRed[e];
+      if constexpr (kHoldY)
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w)
+          v += sRed[w * 2 * kCoutG + e];
+      atomicAdd(stats + ((i64)n * kCout + grp * kCoutG) * 2 + e, (double)v);
+    }
   }
   return (buf0 + max(tiles, 0)) % kBuffers;
 }

@@ -166,11 +166,13 @@ int64_t smemBytes(const ConvSpec &s, const ConvMmaTile &t, int buffers, int64_t 
   int64_t cs = (plane + 31) / 32 * 32 + (residue < 0 ? kMaxResidue : residue);
   int64_t fixed = buffers * g.cinG * cs + g.ks * g.nt * 64;
   if (s.normTail) {
-    // The ring of kTileLoop + 1 held tile slots (the template's Layout::kY on): every
-    // (phase, channel) column of a tile, columns kYCS = 4 mod 16 floats apart.
+    // Each warp's statistics (the template's Layout::kRedFloats), then the ring of
+    // kTileLoop + 1 held tile slots (Layout::kY on): every (phase, channel) column of a
+    // tile, columns kYCS = 4 mod 16 floats apart.
     int64_t yPlane = int64_t(t.td) * t.th * t.tw;
     int64_t ycs = yPlane + (4 - yPlane % 16 + 16) % 16;
-    return 4 * (fixed + (2 * g.coutG + 3) / 4 * 4 + (t.tileLoop + 1) * g.phases * g.coutG * ycs);
+    int64_t red = int64_t(t.warps) * 2 * g.coutG;
+    return 4 * (fixed + (red + 3) / 4 * 4 + (t.tileLoop + 1) * g.phases * g.coutG * ycs);
   }
   Axis w(s, 2);
   int64_t run = stagedRun(s, t) / w.phases(); // 16 x the template's kRun

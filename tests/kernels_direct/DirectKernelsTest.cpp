@@ -329,10 +329,11 @@ TEST(ConvMma, FinishesLargeGroupNormsInItsKernel) {
   EXPECT_EQ(k.launch.grid[1], 1u);
   EXPECT_EQ(k.launch.grid[2], 1u);
   EXPECT_EQ(k.launch.coResident, 149u);
-  // One box buffer, the weights and three held tile slots of 8 channels x (256 + 4) floats:
-  // five blocks an SM on sm_90a (the register cap then 96), four elsewhere.
+  // One box buffer, the weights, each of the 4 warps' statistics and three held tile slots
+  // of 8 channels x (256 + 4) floats: five blocks an SM on sm_90a (the register cap then
+  // 96), four elsewhere.
   EXPECT_EQ(constantOf(k, "kDoubleBuffer"), 0);
-  EXPECT_EQ(k.launch.sharedBytes, 4u * (8 * 392 + 9 * 64 + 16 + 3 * 8 * 260));
+  EXPECT_EQ(k.launch.sharedBytes, 4u * (8 * 392 + 9 * 64 + 4 * 16 + 3 * 8 * 260));
   EXPECT_EQ(constantOf(k, "kMinBlocks"), 4); // (this spec is for sm_80: no wgmma)
   // Slot 4: the statistics, then a count of the units done per (n, group) and the 280
   // counters that deal the blocks their places.
