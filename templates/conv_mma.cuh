@@ -871,9 +871,10 @@ static_assert(cfg::kDealWords >= 256 + 8 + 8 + 1, "the deal's counters do not fi
 /// consecutive places, whose units make up a task, are of one rank. The warp schedulers
 /// favour an SM's older blocks: measured on S2 (H100), the youngest of an SM's five blocks
 /// spent 0.38 of its time in the products and epilogue and the oldest 0.31 (the same work),
-/// and every block waited for the slowest block of its task. A permutation of 0 .. G - 1 whatever the ranks: each block
-/// counts itself in its rank, all wait until every block has (the launch is cooperative:
-/// all G are resident), and a rank's places follow those of the lower ranks. Thread 0 only.
+/// and every block waited for the slowest block of its task. A permutation of 0 .. G - 1
+/// whatever the ranks: each block counts itself in its rank, all wait until every block has
+/// (the launch is cooperative: all G are resident), and a rank's places follow those of the
+/// lower ranks. Thread 0 only.
 __device__ __forceinline__ int dealPlace(unsigned *ws, const int G) {
   unsigned smid;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
