@@ -152,7 +152,9 @@ static_assert(cfg::kRowsK == kRowsG * kGroupsPerK, "a k group's rows are its gro
 static_assert(cfg::kPhased || kPhases == 1, "phases only in the phase walk");
 static_assert(cfg::kBoxRows == cfg::kBN ||
                   (cfg::kRegisterA && kChunks == 1 && cfg::kBoxRows % 8 == 0 &&
-                   cfg::kBoxRows <= 256 && cfg::kKW - 1 <= cfg::kBoxRows - cfg::kBN),
+                   cfg::kBoxRows <= 256 &&
+                   (cfg::kStepW < 0 ? -cfg::kStepW : cfg::kStepW) * (cfg::kKW - 1) <=
+                       cfg::kBoxRows - cfg::kBN),
               "a box shared by the W taps: weights in registers, one chunk, every tap's rows "
               "inside it, whole swizzle atoms");
 static_assert(!cfg::kRegisterA || (kGroupsPerK > 1 && kSliceSteps * kTaps <= 8),

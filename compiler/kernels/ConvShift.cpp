@@ -12,6 +12,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 namespace sinter {
@@ -37,10 +38,11 @@ int64_t sliceSteps(const ConvSpec &s, const ShiftRows &r) {
   return (r.rowsG >= 64 ? 1 : 64 / r.rowsG) * (s.Cin / s.groups) / 8;
 }
 
-/// Grid rows of the B box of a stage: kBN, or kBN + 8 where the W taps share it (every
-/// tap's kBN rows start within the first 8; TMA boxes are at most 256 rows).
+/// Grid rows of the B box of a stage: kBN, or kBN + 8 where the W taps share it (shiftMode
+/// takes wRun only where every tap's kBN rows start within the first 8; TMA boxes are at
+/// most 256 rows).
 int64_t boxRows(const ShiftMode &m, const ConvShiftTile &t) {
-  return m.wRun > 1 && m.wRun <= 9 && t.bn + 8 <= 256 ? t.bn + 8 : t.bn;
+  return m.wRun > 1 && t.bn + 8 <= 256 ? t.bn + 8 : t.bn;
 }
 
 int64_t stageBytes(const ShiftMode &m, const ConvShiftTile &t) {
@@ -190,8 +192,11 @@ ShiftMode shiftMode(const ConvSpec &s) {
                   volume(s.out) < (int64_t(1) << 31);
   // The W taps of a stage from one box (measured on H100s against one box a tap, same
   // calls): S4 (8 taps a tile) 0.754 -> 0.732 ms; convt2d_s2_g8_gn_relu (4 taps, statistics
-  // in the epilogue) 0.910 -> 0.919, so from 8 taps a tile on.
-  if (m.registerA && g.taps[2] > 1 && volume(g.taps) >= 8)
+  // in the epilogue) 0.910 -> 0.919, so from 8 taps a tile on. The taps' first rows are
+  // |step| apart (1 in a phase walk, the dilation otherwise) and must lie within the box's
+  // 8 extra rows.
+  if (m.registerA && g.taps[2] > 1 && volume(g.taps) >= 8 &&
+      std::abs(g.step[2]) * (g.taps[2] - 1) <= 8)
     m.wRun = int(g.taps[2]);
   return m;
 }

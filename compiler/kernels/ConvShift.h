@@ -76,7 +76,8 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot = nullptr);
 struct ShiftMode {
   bool registerA = false, stagedLines = false;
   /// Taps along W whose B rows come from one box (conv_shift.cuh's kWRun): 1, or with the
-  /// weights in registers kW, the box then kBN + 8 rows.
+  /// weights in registers kW where the taps' first rows lie within 8, the box then kBN + 8
+  /// rows.
   int wRun = 1;
 };
 ShiftMode shiftMode(const ConvSpec &s);

@@ -383,6 +383,17 @@ TEST(ConvShift, TheWTapsOfAStageShareOneBoxFromEightTaps) {
   ASSERT_TRUE(shiftMode(g8).registerA);
   EXPECT_EQ(shiftMode(g8).wRun, 1);
   EXPECT_EQ(shiftMode(s0Spec()).wRun, 1);
+  // Without phases the W taps are the dilation apart (8 input and 64 output channels a
+  // group: weights in registers): 4 taps at dilation 2 start within 6 rows and share a box;
+  // at dilation 3 they span 9, more than the box's 8 extra rows.
+  ConvSpec dil = convSpec("dil", false, 2, 8, 32, 256, 4, {1, 64, 64}, {1, 2, 4}, {1, 1, 1},
+                          {0, 0, 0}, {1, 1, 2}, MathMode::Tf32);
+  dil.wgmma = true;
+  ASSERT_TRUE(shiftMode(dil).registerA);
+  EXPECT_EQ(shiftMode(dil).wRun, 4);
+  dil.dilation[2] = 3;
+  ASSERT_TRUE(shiftMode(dil).registerA);
+  EXPECT_EQ(shiftMode(dil).wRun, 1);
 }
 
 TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
