@@ -301,7 +301,10 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
   ASSERT_EQ(plain->launch.tensorMaps.size(), 2u);
   EXPECT_EQ(plain->launch.tensorMaps[1].box[1], 256u) << "B's box spans the 256-wide tile";
-  EXPECT_NE(plain->source.find("constexpr int kGroupM = 8;"), std::string::npos);
+  EXPECT_NE(plain->source.find("constexpr int kGroupM = 16;"), std::string::npos)
+      << "128 x 256 tiles in groups of 16 tile rows";
+  EXPECT_NE(c->source.find("constexpr int kGroupM = 8;"), std::string::npos)
+      << "128 x 128 tiles in groups of 8";
 
   GemmSpec batched = gemmCase("linear_batched_tf32").spec;
   batched.wgmma = true;
@@ -666,7 +669,9 @@ TEST(Dump, ForGpuHarness) {
         gemms.push_back(g);
       }
       // with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
-      for (int groupM : {1, 4, 16}) {
+      for (int groupM : {1, 4, 8, 16}) {
+        if (groupM == chooseWgmmaTile(g.spec).groupM)
+          continue;
         GemmTile grouped = chooseWgmmaTile(g.spec);
         grouped.groupM = groupM;
         g.spec.kernelName = name + (groupM == 1 ? "_wgrow" : "_wgg" + std::to_string(groupM));
