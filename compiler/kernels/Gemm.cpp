@@ -182,9 +182,10 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
   // The group's height: a wave of 132 tiles of BM x BN in groups of g tile rows reads g x BM
   // rows of A and 132 / g x BN rows of B, least near g = sqrt(132 BN / BM): 16 for 128 x 256
   // (TF32), 11.5 for 128 x 128. Measured on an H100 (2026-11-27, TF32 8192^3 with cuBLAS in
-  // the same rounds, 8 rounds in each of two calls): 16 against 8, median 340.4 against 336.8
-  // and 337.4 against 334.1 TFLOP/s, faster in 12 of the 16 rounds, 1.4-1.7% less energy a
-  // FLOP. 128-row tiles of other widths keep 8 (measured earlier; 16 not measured there).
+  // the same rounds, 8 rounds in each of three calls): 16 against 8, medians 340.4 / 336.8,
+  // 337.4 / 334.1 and 334.6 / 334.2 TFLOP/s, faster in 14 of the 24 rounds: no worse, at most
+  // 1% better, within the rounds' spread. 128-row tiles of other widths keep 8 (measured
+  // earlier; 16 not measured there).
   if (best.wgmma && best.bm == 128 && best.bn == 256)
     best.groupM = 16;
   return best;
