@@ -181,11 +181,11 @@ GemmTile chooseWgmmaTile(const GemmSpec &s) {
   // three (mean 366 vs 351), and grouped 318-386 against 312-344 in row order.
   // The group's height: a wave of 132 tiles of BM x BN in groups of g tile rows reads g x BM
   // rows of A and 132 / g x BN rows of B, least near g = sqrt(132 BN / BM): 16 for 128 x 256
-  // (TF32), 11.5 for 128 x 128. Measured on an H100 (2026-11-27, TF32 8192^3 with cuBLAS in
-  // the same rounds, 8 rounds in each of three calls): 16 against 8, medians 340.4 / 336.8,
-  // 337.4 / 334.1 and 334.6 / 334.2 TFLOP/s, faster in 14 of the 24 rounds: no worse, at most
-  // 1% better, within the rounds' spread. 128-row tiles of other widths keep 8 (measured
-  // earlier; 16 not measured there).
+  // (TF32), 11.5 for 128 x 128. Measured on an H100 (2026-11-27, TF32 8192^3): ncu's DRAM
+  // reads 2.99 -> 2.54 GB (cuBLAS 2.33); in 8 rounds with cuBLAS in each of three calls,
+  // medians 340.4 / 336.8, 337.4 / 334.1 and 334.6 / 334.2 TFLOP/s, faster in 14 of the 24
+  // rounds: no worse, at most 1% better, within the rounds' spread. 128-row tiles of other
+  // widths keep 8 (measured earlier; 16 not measured there).
   if (best.wgmma && best.bm == 128 && best.bn == 256)
     best.groupM = 16;
   return best;
