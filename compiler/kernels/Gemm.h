@@ -81,7 +81,8 @@ bool gemmFitsWgmma(const GemmSpec &s);
 /// the norm groups, the one with the least predicted time (tile times on 132 SMs, whole waves
 /// or with the stream-K split at its measured efficiency, times the tile's work over its
 /// measured efficiency), with its launch: 3xTF32 persistent, split where that is predicted
-/// faster; TF32 a block per tile (measured, Gemm.cpp).
+/// faster; TF32 a block per tile (measured, Gemm.cpp); and its block groups: 16 tile rows
+/// for 128 x 256 tiles, 8 for the others.
 /// Returns a tile with wgmma false when none holds the groups.
 GemmTile chooseWgmmaTile(const GemmSpec &s);
 
