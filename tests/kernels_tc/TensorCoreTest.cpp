@@ -669,10 +669,11 @@ TEST(Dump, ForGpuHarness) {
         gemms.push_back(g);
       }
       // with blocks in plain row order (_wgrow) or groups of other heights (_wgg<rows>)
+      const GemmTile chosen = chooseWgmmaTile(g.spec);
       for (int groupM : {1, 4, 8, 16}) {
-        if (groupM == chooseWgmmaTile(g.spec).groupM)
+        if (groupM == chosen.groupM)
           continue;
-        GemmTile grouped = chooseWgmmaTile(g.spec);
+        GemmTile grouped = chosen;
         grouped.groupM = groupM;
         g.spec.kernelName = name + (groupM == 1 ? "_wgrow" : "_wgg" + std::to_string(groupM));
         forcedTiles[g.spec.kernelName] = grouped;
