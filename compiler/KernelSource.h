@@ -63,8 +63,10 @@ struct LaunchConfig {
   std::array<unsigned, 3> block{1, 1, 1};
   unsigned sharedBytes = 0; ///< dynamic shared memory
   /// The kernel strides over grid[0] units of work with gridDim.x blocks (grid[1], grid[2]
-  /// are 1): it is launched with min(grid[0], SM count) blocks, one per SM.
+  /// are 1): it is launched with min(grid[0], SM count x persistentPerSm) blocks, at most
+  /// persistentPerSm per SM (its register and shared-memory budgets allow that many).
   bool persistent = false;
+  unsigned persistentPerSm = 1;
   /// Non-zero: the kernel's blocks wait on each other's work. It strides over grid[0] units
   /// with gridDim.x blocks (grid[1], grid[2] are 1) and is launched cooperatively (every
   /// block resident before any starts) with every block the GPU holds at once (min(grid[0],
@@ -83,8 +85,11 @@ inline std::string launchText(const LaunchConfig &l) {
            "]";
   };
   return "grid " + triple(l.grid) +
-         (l.persistent ? " tiles, persistent (at most one block per SM)" : "") + " block " +
-         triple(l.block) + " dynamic smem " + std::to_string(l.sharedBytes) + " B" +
+         (!l.persistent           ? ""
+          : l.persistentPerSm > 1 ? " tiles, persistent (at most " +
+                                        std::to_string(l.persistentPerSm) + " blocks per SM)"
+                                  : " tiles, persistent (at most one block per SM)") +
+         " block " + triple(l.block) + " dynamic smem " + std::to_string(l.sharedBytes) + " B" +
          (l.coResident ? ", needs " + std::to_string(l.coResident) + " blocks resident at once"
                        : "");
 }

@@ -137,6 +137,8 @@ json launchToJson(const LaunchConfig &l) {
             {"shared_bytes", l.sharedBytes}};
   if (l.persistent)
     j["persistent"] = true;
+  if (l.persistentPerSm != 1)
+    j["persistent_per_sm"] = l.persistentPerSm;
   if (l.coResident)
     j["co_resident"] = l.coResident;
   for (const TensorMapSpec &t : l.tensorMaps) {
@@ -160,6 +162,7 @@ LaunchConfig launchFromJson(const json &j) {
   }
   l.sharedBytes = j.at("shared_bytes").get<unsigned>();
   l.persistent = j.value("persistent", false);
+  l.persistentPerSm = j.value("persistent_per_sm", 1u);
   l.coResident = j.value("co_resident", 0u);
   // Ranks outside 1 .. 5 and more than kMaxTensorMaps maps are left to validatePlan; a
   // missing entry throws json's out_of_range like every other missing field.

@@ -459,7 +459,8 @@ llvm::Error Executable::enqueue(llvm::ArrayRef<CUdeviceptr> addr, CUstream strea
           return err;
       const unsigned blocks =
           l.coResident   ? std::min(l.grid[0], residentBlocks_[st.kernel])
-          : l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)))
+          : l.persistent ? std::min<unsigned>(l.grid[0], unsigned(std::max(gpu_.info.smCount, 1)) *
+                                                             l.persistentPerSm)
                          : l.grid[0];
       CUresult launched =
           l.coResident

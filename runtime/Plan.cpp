@@ -18,6 +18,11 @@ llvm::Error validatePlan(const ExecutablePlan &plan) {
       return makeError("plan: kernel '" + k.name + "' has " +
                        std::to_string(k.launch.tensorMaps.size()) + " tensor maps, at most " +
                        std::to_string(kMaxTensorMaps));
+    // An SM holds at most 32 blocks (sm_90); the runtime multiplies the SM count by this.
+    if (k.launch.persistentPerSm < 1 || k.launch.persistentPerSm > 32)
+      return makeError("plan: kernel '" + k.name + "' asks for " +
+                       std::to_string(k.launch.persistentPerSm) +
+                       " persistent blocks per SM (1 to 32)");
     for (const TensorMapSpec &t : k.launch.tensorMaps)
       if (t.rank < 1 || t.rank > 5)
         return makeError("plan: kernel '" + k.name + "' has a tensor map of rank " +

@@ -52,6 +52,8 @@ ExecutablePlan samplePlan() {
     k.launch.block = {256, 1, 1};
     k.launch.sharedBytes = 70000;
     k.launch.persistent = std::string(name) == "first_kernel";
+    if (k.launch.persistent)
+      k.launch.persistentPerSm = 2;
     if (std::string(name) == "second_kernel") // (blocks waiting on each other's work)
       k.launch.coResident = 5;
     if (k.launch.persistent) { // one TMA tensor map over x (slot 0), 8 x 16 boxes
@@ -167,6 +169,8 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[1].launch.sharedBytes, 70000u);
   EXPECT_TRUE(r.kernels[0].launch.persistent);
   EXPECT_FALSE(r.kernels[1].launch.persistent);
+  EXPECT_EQ(r.kernels[0].launch.persistentPerSm, 2u);
+  EXPECT_EQ(r.kernels[1].launch.persistentPerSm, 1u);
   EXPECT_EQ(r.kernels[0].launch.coResident, 0u);
   EXPECT_EQ(r.kernels[1].launch.coResident, 5u);
   ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 1u);
@@ -300,6 +304,13 @@ TEST(PlanValidation, CatchesBadIndices) {
   p.kernels[0].launch.tensorMaps[0].rank = 6;
   EXPECT_EQ(llvm::toString(validatePlan(p)),
             "plan: kernel 'first_kernel' has a tensor map of rank 6 (1 to 5)");
+  for (unsigned perSm : {0u, 33u}) {
+    p = samplePlan();
+    p.kernels[0].launch.persistentPerSm = perSm;
+    EXPECT_EQ(llvm::toString(validatePlan(p)), "plan: kernel 'first_kernel' asks for " +
+                                                   std::to_string(perSm) +
+                                                   " persistent blocks per SM (1 to 32)");
+  }
   p = samplePlan();
   p.kernels[0].launch.tensorMaps.resize(kMaxTensorMaps + 1, p.kernels[0].launch.tensorMaps[0]);
   EXPECT_EQ(llvm::toString(validatePlan(p)),

@@ -47,6 +47,7 @@ CompiledKernel fakeKernel(const std::string &name, size_t cubinBytes = 1000) {
   k.launch.block = {128, 1, 1};
   k.launch.sharedBytes = 4096;
   k.launch.persistent = true;
+  k.launch.persistentPerSm = 2;
   k.launch.coResident = 149;
   k.compileSeconds = 0.25;
   std::vector<TemplateFile> none;
@@ -181,6 +182,7 @@ TEST_F(KernelCacheTest, StoreThenLookupHits) {
   EXPECT_EQ(hit->launch.grid[1], 2u);
   EXPECT_EQ(hit->launch.sharedBytes, 4096u);
   EXPECT_TRUE(hit->launch.persistent);
+  EXPECT_EQ(hit->launch.persistentPerSm, 2u);
   EXPECT_EQ(hit->launch.coResident, 149u);
   EXPECT_EQ(hit->resources.registers, 32);
   EXPECT_DOUBLE_EQ(hit->compileSeconds, 0.25);
