@@ -524,9 +524,13 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
     wg::initBarriers(bars);
   __syncthreads();
   if (tid < sm90::kProducerThreads) {
+    if constexpr (cfg::kMinBlocks == 2)
+      sm90::setMaxRegisters<wg::kTwoBlockProducerRegs, false>();
     wg::produce(base, b, bars, tid);
     return;
   }
+  if constexpr (cfg::kMinBlocks == 2)
+    sm90::setMaxRegisters<wg::kTwoBlockConsumerRegs, true>();
   tid -= sm90::kProducerThreads;
   double *red = reinterpret_cast<double *>(base + wg::kRedBase);
   int c0 = 0;

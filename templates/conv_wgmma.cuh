@@ -72,6 +72,16 @@ constexpr int kOff0W = cfg::kTransposed ? cfg::kPW - (cfg::kKW - 1) * cfg::kDW :
 constexpr int smaller(int a, int b) { return a < b ? a : b; }
 constexpr int kLag = smaller(smaller(cfg::kStages - 2, kStagesPerChunk + 1), 3);
 
+// Two blocks an SM (cfg::kMinBlocks 2, 64-channel tiles) launch with 80 registers a thread,
+// at which ptxas serialised the consumers' wgmmas (C7512); the producer, whose copies need
+// few, gives the consumers its share (setmaxnreg): 128 x 48 + 256 x 96 = 384 x 80.
+constexpr int kTwoBlockProducerRegs = 48, kTwoBlockConsumerRegs = 96;
+static_assert(sinter::sm90::kProducerThreads * kTwoBlockProducerRegs +
+                      kConsumers * kTwoBlockConsumerRegs <=
+                  (sinter::sm90::kProducerThreads + kConsumers) * 80,
+              "setmaxnreg: the consumers take no more than the producer gives back");
+static_assert(!kOn || cfg::kMinBlocks == 1 || (cfg::kMinBlocks == 2 && cfg::kBN == 64),
+              "two blocks an SM: 64-channel tiles");
 static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsM == 8 && cfg::kWarpsN == 1),
               "two consumer warpgroups of 64 rows, the epilogue's 8 x 1 warps");
 static_assert(!kOn || cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths");

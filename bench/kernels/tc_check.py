@@ -114,8 +114,8 @@ class Launches:
         self.tiles = max((kk["grid"][0] for _, kk in self.ks if kk.get("persistent")), default=0)
 
     def launch(self, slots, blocks=None):
-        """blocks: the block count of persistent kernels (default min(tiles, SM count), as the
-        runtime launches them)."""
+        """blocks: the block count of persistent kernels (default min(tiles, SM count x their
+        blocks per SM), as the runtime launches them)."""
         slots = list(slots)
         for slot, t in self.workspace.items():
             if slots[slot] is None:
@@ -129,7 +129,8 @@ class Launches:
         for k, kk in self.ks:
             grid = list(kk["grid"])
             if kk.get("persistent"):
-                grid[0] = min(grid[0], sm_count()) if blocks is None else blocks
+                per_sm = kk.get("persistent_per_sm", 1)
+                grid[0] = min(grid[0], sm_count() * per_sm) if blocks is None else blocks
             k.launch(grid, kk["block"], slots, kk.get("tensor_maps", ()))
 
 

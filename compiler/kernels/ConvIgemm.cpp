@@ -139,13 +139,22 @@ int64_t wgmmaRowLength(const ConvSpec &s, const KernelShape &k, int64_t ciChunk)
 }
 
 /// conv_wgmma.cuh's shared memory: alignment slack, the B stages, two boxes, the barriers
-/// and the epilogue's statistics (8 warps x bn columns x two doubles).
-int64_t wgmmaSharedBytes(const ConvIgemmTile &t, const WgBox &b) {
+/// and, where the epilogue accumulates statistics, their block sums (8 warps x bn columns x
+/// two doubles).
+int64_t wgmmaSharedBytes(const ConvIgemmTile &t, const WgBox &b, bool stats) {
   return 1024 + int64_t(t.stages) * t.bn * 32 * 4 + 2 * t.ciChunk * b.ciStride * 4 +
-         (2 * t.stages + 4) * 8 + 8 * t.bn * 16;
+         (2 * t.stages + 4) * 8 + (stats ? 8 * t.bn * 16 : 0);
 }
 
 constexpr int64_t kSmemLimit = 227 * 1024;
+
+/// Shared memory a block may take when `blocks` of them share an SM (228 KiB, of which the
+/// driver reserves 1 KiB a block): kSmemLimit for one.
+constexpr int64_t sharedPerBlock(int blocks) { return 228 * 1024 / blocks - 1024; }
+
+/// Engine 1 runs two blocks an SM on 64-channel tiles whose reduction has at most this many
+/// terms (convWgmmaTile; measured on 72 to 432).
+constexpr int64_t kTwoBlockReduction = 512;
 
 llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &shape,
                                         const std::string &name, ConvTile tile, BRows bRows) {
@@ -168,11 +177,14 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   if (tile.wgmma) {
     if (tile.bm != kWgRows || tile.warpsM != 8 || tile.warpsN != 1 || tile.bk != 32 ||
         (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.stages < 3 ||
-        tile.ciChunk % 8 || tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed)
+        tile.ciChunk % 8 || tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed ||
+        tile.minBlocks < 1 || tile.minBlocks > 2 || (tile.minBlocks == 2 && tile.bn != 64))
       return makeError(name + ": not a conv_wgmma tile (128 x 64/128/256, 8 x 1 warps, 32-deep "
-                              "stages, chunks of 8k channels, TF32, packed rows)");
-    if (wgmmaSharedBytes(tile, box) > kSmemLimit)
-      return makeError(name + ": the input box of conv_wgmma does not fit shared memory");
+                              "stages, chunks of 8k channels, TF32, packed rows; two blocks an "
+                              "SM only 64 channels wide)");
+    if (wgmmaSharedBytes(tile, box, s.accumulateStats) > sharedPerBlock(tile.minBlocks))
+      return makeError(name + ": the input box of conv_wgmma does not fit shared memory" +
+                       (tile.minBlocks > 1 ? " (two blocks an SM)" : ""));
   } else {
     while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
       --tile.stages;
@@ -243,13 +255,14 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                               ((coutG + tile.bn - 1) / tile.bn) * s.groups),
                      1, 1};
     k.launch.persistent = true;
+    k.launch.persistentPerSm = unsigned(tile.minBlocks);
   } else {
     k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
                      unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
   }
   k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN + (tile.wgmma ? 128 : 0)), 1, 1};
-  k.launch.sharedBytes =
-      unsigned(tile.wgmma ? wgmmaSharedBytes(tile, box) : smemBytes(tile.stages));
+  k.launch.sharedBytes = unsigned(tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats)
+                                             : smemBytes(tile.stages));
   const std::string engine =
       tile.wgmma ? "wgmma, 2+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
@@ -473,7 +486,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       return no("too many output tiles for 32-bit tile indices");
   auto fits = [&](const ConvIgemmTile &c) {
     for (const KernelShape &k : shapes)
-      if (wgmmaSharedBytes(c, wgmmaBox(s, k)) > kSmemLimit)
+      if (wgmmaSharedBytes(c, wgmmaBox(s, k), s.accumulateStats) > sharedPerBlock(c.minBlocks))
         return false;
     return true;
   };
@@ -502,6 +515,25 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       t.stages = stages;
       break;
     }
+  }
+  // Two blocks an SM where the tile is 64 channels wide and the reduction shallow: a tile's
+  // epilogue (its stores and the fused elementwise chain, a long dependent run on two
+  // consumer warps a scheduler) then takes as long as its products or longer, and one
+  // block's epilogue runs beside the other's products. 4 B stages and the chosen chunk, or
+  // smaller chunks where its boxes leave no room. Measured against one block an SM in the
+  // same runs (H100, 2026-11-27, reductions of 72 to 432 terms; the template's setmaxnreg
+  // split): conv2d_bn_silu_avgpool 1.27 -> 0.97-1.02 ms, conv3d_in_relu_mean 1.37 ->
+  // 1.08-1.16, convt1d_dil_grouped_sum_c_sigmoid 0.52 -> 0.45, three more 2-4% faster,
+  // conv2d_min_tanh_tanh 1-3% slower. 128-wide tiles need more registers than two blocks of
+  // 384 threads leave (ptxas refuses the wgmma at 80).
+  if (t.bn == 64 && convIgemmMeanReduction(s) <= kTwoBlockReduction) {
+    ConvIgemmTile c = t;
+    c.minBlocks = 2;
+    c.stages = 4;
+    while (!fits(c) && c.ciChunk > 8)
+      c.ciChunk /= 2;
+    if (fits(c))
+      t = c;
   }
   return t;
 }

@@ -69,7 +69,9 @@ int64_t convIgemmMeanReduction(const ConvSpec &s);
 /// warp grid over it, and the number of cp.async stages.
 struct ConvIgemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 4;
-  int minBlocks = 1; ///< blocks per SM the register budget must allow
+  /// Blocks per SM the register budget must allow; engine 1: blocks per SM of its
+  /// persistent launch, 1 or (64-channel tiles) 2.
+  int minBlocks = 1;
   /// Engine 1 (conv_wgmma.cuh): 128 x bn tiles, two consumer warpgroups (warpsM 8, warpsN
   /// 1, bk 32) and a producer; stages counts B stages; ciChunk channels per input box (0:
   /// chosen).
@@ -79,7 +81,8 @@ struct ConvIgemmTile {
 
 /// The engine-1 tile for `s` (every kernel of it on the input-box engine), or none when
 /// `s` does not fit it: not TF32, no wgmma target, a strided input walk, or a box too large
-/// for shared memory. whyNot gets the reason.
+/// for shared memory. whyNot gets the reason. 64-channel tiles of a reduction of at most 512
+/// terms run two blocks an SM where their boxes fit (minBlocks 2).
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),

@@ -262,6 +262,47 @@ TEST(ConvTemplateChoice, Sm90aRunsStrideOneTf32ConvolutionsOnTheWgmmaEngine) {
       << tiles[0].first;
 }
 
+// On the input-box engine, 64-channel tiles of a shallow reduction (at most 512 terms) run
+// two persistent blocks an SM, in smaller channel chunks where two blocks' boxes need it;
+// 128-channel tiles and deeper reductions keep one.
+TEST(ConvTemplateChoice, ShallowSixtyFourChannelWgmmaConvolutionsRunTwoBlocksAnSm) {
+  auto launches = [](const std::string &text) {
+    std::vector<std::pair<std::string, unsigned>> out;
+    auto graphs = parseSir(text, "t.sir");
+    EXPECT_TRUE(bool(graphs));
+    if (!graphs)
+      return out;
+    auto r = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
+    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+    if (r)
+      for (const PlannedKernel &k : r->plan.kernels)
+        if (k.source.templateName == "conv_igemm.cuh") {
+          EXPECT_TRUE(k.source.launch.persistent) << k.source.tileConfig;
+          out.push_back({k.source.tileConfig, k.source.launch.persistentPerSm});
+        }
+    return out;
+  };
+  auto conv = [](int cin, int cout) {
+    return "graph g(%x: f32[2," + std::to_string(cin) + ",8,128], %w: param f32[" +
+           std::to_string(cout) + "," + std::to_string(cin) +
+           ",3,3]) { %y = conv(%x, %w) {padding = 1} return %y }";
+  };
+  // 32 -> 64 on 128-wide rows: 288 terms; two blocks need 16-channel boxes (1 x 3 x 136).
+  auto two = launches(conv(32, 64));
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].second, 2u);
+  EXPECT_NE(two[0].first.find("128x64x32, wgmma"), std::string::npos) << two[0].first;
+  EXPECT_NE(two[0].first.find("per 16 channels, 4 stages, tf32, 2 blocks/SM"), std::string::npos)
+      << two[0].first;
+  // 64 -> 64: 576 terms; 32 -> 128: 128-channel tiles.
+  for (auto [cin, cout] : {std::pair{64, 64}, std::pair{32, 128}}) {
+    auto one = launches(conv(cin, cout));
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].second, 1u) << one[0].first;
+    EXPECT_EQ(one[0].first.find("blocks/SM"), std::string::npos) << one[0].first;
+  }
+}
+
 // A conv + gelu + group norm of a few (n, group)s stays on two kernels (the planner's size
 // rules), unless PlanOptions::normInKernelWherePossible asks for the norm in the conv_mma
 // kernel; that kernel then holds its units' values and says how many blocks it needs

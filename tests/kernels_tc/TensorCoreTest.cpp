@@ -422,19 +422,31 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
     EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
   }
   for (int bn : {64, 128})
-    for (int stages : {3, 6}) {
-      ConvIgemmTile t = *chosen;
-      t.bn = bn;
-      t.stages = stages;
-      auto forced = emitConvIgemm(c.spec, t);
-      if (!forced) { // only a box too large for shared memory is refused
-        std::string e = llvm::toString(forced.takeError());
-        EXPECT_NE(e.find("does not fit shared memory"), std::string::npos) << e;
-        continue;
+    for (int stages : {3, 6})
+      for (int blocks : {1, 2}) {
+        ConvIgemmTile t = *chosen;
+        t.bn = bn;
+        t.stages = stages;
+        t.minBlocks = blocks;
+        auto forced = emitConvIgemm(c.spec, t);
+        if (blocks == 2 && bn != 64) { // two blocks an SM leave too few registers
+          EXPECT_FALSE(bool(forced)) << c.spec.kernelName;
+          if (!forced)
+            EXPECT_NE(llvm::toString(forced.takeError()).find("only 64 channels wide"),
+                      std::string::npos);
+          continue;
+        }
+        if (!forced) { // only a box too large for shared memory is refused
+          std::string e = llvm::toString(forced.takeError());
+          EXPECT_NE(e.find("does not fit shared memory"), std::string::npos) << e;
+          continue;
+        }
+        for (const KernelSource &k : *forced) {
+          if (k.templateName == "conv_igemm.cuh")
+            EXPECT_EQ(k.launch.persistentPerSm, unsigned(blocks)) << k.name;
+          EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
+        }
       }
-      for (const KernelSource &k : *forced)
-        EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
-    }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
                          ::testing::Range(size_t(0), convCases().size()));
@@ -554,6 +566,7 @@ nlohmann::json launchJson(const std::string &name, llvm::ArrayRef<KernelSource> 
                     {"block", {k.launch.block[0], k.launch.block[1], k.launch.block[2]}},
                     {"smem", k.launch.sharedBytes},
                     {"persistent", k.launch.persistent},
+                    {"persistent_per_sm", k.launch.persistentPerSm},
                     {"tile", k.tileConfig},
                     {"workspace", workspaceJson(k)},
                     {"tensor_maps", tensorMapsJson(k)}});
@@ -701,7 +714,8 @@ TEST(Dump, ForGpuHarness) {
   }
   // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg,
   // with engine 1's chosen tile even where conv_shift.cuh would be chosen);
-  // benchmarked ones also with other widths and B stage counts (suffix _wgt<i>).
+  // benchmarked ones also with other widths, B stage counts and (64-wide tiles) one and two
+  // blocks an SM (suffix _wgt<i>).
   std::map<std::string, ConvIgemmTile> forcedConvTiles;
   for (size_t i = 0, e = convs.size(); i < e; ++i) {
     ConvCase c = convs[i];
@@ -718,14 +732,18 @@ TEST(Dump, ForGpuHarness) {
       continue;
     int t = 0;
     for (int bn : {64, 128})
-      for (int stages : {3, 4, 6}) {
-        ConvIgemmTile forced = *chosen;
-        forced.bn = bn;
-        forced.stages = stages;
-        c.spec.kernelName = name + "_wgt" + std::to_string(t++);
-        forcedConvTiles[c.spec.kernelName] = forced;
-        convs.push_back(c);
-      }
+      for (int stages : {3, 4, 6})
+        for (int blocks : {1, 2}) {
+          if (blocks == 2 && bn != 64)
+            continue;
+          ConvIgemmTile forced = *chosen;
+          forced.bn = bn;
+          forced.stages = stages;
+          forced.minBlocks = blocks;
+          c.spec.kernelName = name + "_wgt" + std::to_string(t++);
+          forcedConvTiles[c.spec.kernelName] = forced;
+          convs.push_back(c);
+        }
   }
   // Every conv case conv_shift.cuh can compute also runs on it in TF32 (suffix _sh: the
   // chosen tile where the planner would pick the engine, else the default one), and on every
