@@ -39,7 +39,9 @@
 // kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
 // registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from one
 // output channel's row to the next), kBBase (where this kernel's rows start); kEngine and
-// engine 1's box constants (conv_wgmma.cuh; any values under engine 0); struct Epilogue.
+// engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes (the
+// dynamic shared memory the emitter requests; engine 1 checks it against its layout);
+// struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once

@@ -113,6 +113,10 @@ constexpr int kBoxBase = cfg::kStages * kBStage;
 constexpr int kBarriers = (kBoxBase + 2 * kBoxFloats) * 4; // bytes
 constexpr int kRedBase = kBarriers / 4 + (2 * cfg::kStages + 4) * 2;
 static_assert(kRedBase % 2 == 0, "the statistics are doubles");
+static_assert(!kOn || cfg::kSharedBytes ==
+                          1024 + kRedBase * 4 + (cfg::kAccumulateStats ? 8 * cfg::kBN * 16 : 0),
+              "the emitter's shared memory is the template's (1 KiB of alignment slack, the "
+              "statistics only where the epilogue accumulates them)");
 
 // The persistent schedule: block b takes tiles b, b + gridDim.x, ... of kTileCount, each
 // 128 positions of one (n, d) plane x kBN channels of one group (positions fastest, so that

@@ -240,6 +240,9 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kCiStride", box.ciStride);
   w.constant("kWLead", box.wLead);
   w.constantBool("kRowTiles", box.rowTiles);
+  const int64_t sharedBytes =
+      tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats) : smemBytes(tile.stages);
+  w.constant("kSharedBytes", sharedBytes);
   w.anchorEpilogue("Epilogue", s.epilogue);
 
   KernelSource k;
@@ -261,8 +264,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                      unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
   }
   k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN + (tile.wgmma ? 128 : 0)), 1, 1};
-  k.launch.sharedBytes = unsigned(tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats)
-                                             : smemBytes(tile.stages));
+  k.launch.sharedBytes = unsigned(sharedBytes);
   const std::string engine =
       tile.wgmma ? "wgmma, 2+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
