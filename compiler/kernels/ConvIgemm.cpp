@@ -146,11 +146,7 @@ int64_t wgmmaSharedBytes(const ConvIgemmTile &t, const WgBox &b, bool stats) {
          (2 * t.stages + 4) * 8 + (stats ? 8 * t.bn * 16 : 0);
 }
 
-constexpr int64_t kSmemLimit = 227 * 1024;
-
-/// Shared memory a block may take when `blocks` of them share an SM (228 KiB, of which the
-/// driver reserves 1 KiB a block): kSmemLimit for one.
-constexpr int64_t sharedPerBlock(int blocks) { return 228 * 1024 / blocks - 1024; }
+constexpr int64_t kSmemLimit = sharedPerBlock(1);
 
 /// Engine 1 runs two blocks an SM on 64-channel tiles whose reduction has at most this many
 /// terms (convWgmmaTile; measured on 72 to 432).
@@ -455,7 +451,7 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
   int64_t deepest = 0;
   for (const KernelShape &k : kernelShapes(s))
     deepest = std::max(deepest, (s.Cin / s.groups) * volume(k.kernel));
-  if (deepest * 8 + 2 * 55296 > 227 * 1024)
+  if (deepest * 8 + 2 * 55296 > kSmemLimit)
     return no("the reduction (Cin/groups * kernel volume) is too deep for the shared k table");
   if (s.N * volume(s.out) / 128 > std::numeric_limits<unsigned>::max() / 2)
     return no("too many output positions for the grid");

@@ -8,6 +8,7 @@
 #include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/ConvIgemm.h"
 #include "compiler/kernels/Emit.h"
+#include "compiler/kernels/TensorCoreMath.h"
 
 #include "ir/Error.h"
 
@@ -19,7 +20,7 @@ namespace sinter {
 
 namespace {
 
-constexpr int64_t kSmemLimit = 227 * 1024;
+constexpr int64_t kSmemLimit = sharedPerBlock(1);
 constexpr int64_t kMaxStages = 6;
 constexpr int64_t kMaxRegisterAStages = 16;
 // Grids wasting more than this share of their rows leave the convolution to the other

@@ -60,9 +60,9 @@ int wgmmaSharedBytes(const GemmSpec &s, const GemmTile &t) {
 
 /// Whether the tile's blocks take tiles through gemm.cuh's one-dimensional schedule
 /// (GemmLaunch Persistent or TilesThenStreamK): the wgmma engine on one block per SM (the
-/// runtime launches a persistent kernel on at most one block per SM, which would halve
-/// two-block tiles) and no batch (one tile numbering; a batch would need tensor maps with
-/// broadcast strides too).
+/// emitter launches a scheduled kernel on at most one block per SM, which would halve
+/// two-block tiles; LaunchConfig::persistentPerSm could carry two, not built for GEMMs) and
+/// no batch (one tile numbering; a batch would need tensor maps with broadcast strides too).
 bool scheduledTile(const GemmTile &t, int64_t batch) {
   return t.wgmma && t.launch != GemmLaunch::BlockPerTile && t.minBlocks == 1 && batch == 1;
 }
@@ -266,7 +266,7 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
     if ((tile.bm != 64 && tile.bm != 128) || (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) ||
         tile.bk != 32 || tile.warpsM != tile.bm / 16 || tile.warpsN != 1 || tile.stages < 2 ||
         (s.normGroupCols > 0 && tile.bn % s.normGroupCols) ||
-        wgmmaSharedBytes(s, tile) * tile.minBlocks > 227 * 1024)
+        wgmmaSharedBytes(s, tile) > sharedPerBlock(tile.minBlocks))
       return makeError(name + ": wgmma tile " + tileName() + " with " +
                        std::to_string(tile.stages) + " stages is not one the engine runs");
     if (tile.cluster != 1 && (tile.cluster != 2 || !gemmClusterFits(s, tile)))

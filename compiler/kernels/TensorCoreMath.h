@@ -2,7 +2,8 @@
 //
 // conv_igemm.cuh and gemm.cuh read the math mode as `cfg::kMath` (1: one TF32 product,
 // 2: 3xTF32). Both run MathMode::Ffma as 3xTF32: on tensor cores that is faster than FFMA
-// and as accurate, so "fp32-accurate" never means "slow" there.
+// and as accurate, so "fp32-accurate" never means "slow" there. Also the shared memory a
+// block of these templates may take on sm_90.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -10,6 +11,8 @@
 #include "compiler/KernelSource.h"
 
 #include "llvm/Support/ErrorHandling.h"
+
+#include <cstdint>
 
 namespace sinter {
 
@@ -24,6 +27,10 @@ inline int tensorCoreMathConstant(MathMode m) {
   }
   llvm_unreachable("unknown math mode");
 }
+
+/// Dynamic shared memory a block may take when `blocks` of them share an sm_90 SM (228 KiB,
+/// of which the driver reserves 1 KiB a block): 227 KiB for one.
+constexpr int64_t sharedPerBlock(int blocks) { return 228 * 1024 / blocks - 1024; }
 
 /// How `m` is computed, for tile descriptions: "tf32" or "3xtf32".
 inline const char *tensorCoreMathName(MathMode m) {
