@@ -30,6 +30,15 @@
 // over the warp with a reduce-scatter (each shuffle step halves the values a lane holds), then
 // over the block, and added with one double atomic per (n, c, block).
 //
+// With kPool the kernel also runs a max or average pool whose windows (kPKD x kPKH x kPKW,
+// stride = window, no padding or dilation, the last windows clipped where ceil_mode gave
+// them) tile the output: a patch is whole windows along H and W (kVH, kVW multiples of the
+// window, patches at multiples of kVH and kVW, so a transposed convolution's patches start
+// at phase kPhaseH, kPhaseW), and a thread computes its patch at the kPKD depths of one
+// window depth in turn, folding each epilogue value into its window. Only the pooled tensor
+// [N, C, kPOD, kPOH, kPOW] is stored, after the PoolEpilogue functor (the chain after the
+// pool); the convolution's output never reaches memory.
+//
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue.
 // x and y must be 8-byte aligned for the float2 paths (runtime buffers are 256-byte pieces).
 // The prologue defines, in namespace cfg, the constants used below and `struct Epilogue`
@@ -52,13 +61,15 @@ __host__ __device__ constexpr int floorDiv(int a, int b) {
 /// and tap k meet input (relative to the patch's input base) off(j, k) when hit(j, k).
 /// Convolution: i = o*S - P + k*D, always a hit. Transposed: o = i*S - P + k*D, a hit when
 /// (j - k*D) divides by S, which is a compile-time fact because patches start at a phase
-/// where o + P is a multiple of S.
-template <bool Transposed, int S, int Dil, int V, int K> struct Dim {
+/// where o + P is a multiple of S. A patch that starts where o + P is R modulo S instead (a
+/// pooled kernel's, whose patches start at the pool's windows) shifts j by R: still a
+/// compile-time fact.
+template <bool Transposed, int S, int Dil, int V, int K, int R = 0> struct Dim {
   __host__ __device__ static constexpr bool hit(int j, int k) {
-    return !Transposed || (j - k * Dil) % S == 0;
+    return !Transposed || (j + R - k * Dil) % S == 0;
   }
   __host__ __device__ static constexpr int off(int j, int k) {
-    return Transposed ? floorDiv(j - k * Dil, S) : j * S + k * Dil;
+    return Transposed ? floorDiv(j + R - k * Dil, S) : j * S + k * Dil;
   }
   __host__ __device__ static constexpr int lo() {
     int m = 1 << 30;
@@ -80,7 +91,7 @@ template <bool Transposed, int S, int Dil, int V, int K> struct Dim {
   __host__ __device__ static constexpr int size() { return hi() - lo() + 1; }
   /// Input base of the patch whose first output is o0.
   static __device__ __forceinline__ int base(int o0, int pad) {
-    return Transposed ? (o0 + pad) / S : o0 * S - pad;
+    return Transposed ? (o0 + pad - R) / S : o0 * S - pad;
   }
 };
 
@@ -91,7 +102,8 @@ namespace cfg {
 constexpr int kTaps = kKD * kKH * kKW;
 constexpr int kWeightFloats = kCinG * kTaps * kCB;
 
-/// Where the patch of thread t (counted over the grid's x dim) lies: its output depth, its
+/// Where the patch of thread t (counted over the grid's x dim) lies: its output depth (with
+/// kPool, the pooled depth: the patch is computed at that window's kPKD depths), its
 /// nominal first row and column (ohN, owN) and its first row and column (oh0, ow0). With
 /// kClampTiles (a convolution without H/W padding) the last blocks along H and W are moved
 /// back to end at the output's edge, so that every patch lies inside the input and loads need
@@ -101,7 +113,7 @@ struct Patch {
   bool active;
   int od, ohN, owN, oh0, ow0;
   __device__ explicit Patch(sinter::i64 t) {
-    active = t < (sinter::i64)kOD * kHBlocks * kWBlocks;
+    active = t < (sinter::i64)(kPool ? kPOD : kOD) * kHBlocks * kWBlocks;
     const int wb = (int)(t % kWBlocks);
     const int hb = (int)((t / kWBlocks) % kHBlocks);
     od = (int)(t / ((sinter::i64)kWBlocks * kHBlocks));
@@ -123,8 +135,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     SINTER_KERNEL(const sinter::Buffers b) {
   using namespace cfg;
   using sinter::i64;
-  using DimH = sinter::conv_direct::Dim<kTransposed, kSH, kDH, kVH, kKH>;
-  using DimW = sinter::conv_direct::Dim<kTransposed, kSW, kDW, kVW, kKW>;
+  using DimH = sinter::conv_direct::Dim<kTransposed, kSH, kDH, kVH, kKH, kPhaseH>;
+  using DimW = sinter::conv_direct::Dim<kTransposed, kSW, kDW, kVW, kKW, kPhaseW>;
   constexpr int kPH = DimH::size(), kPW = DimW::size();
   constexpr int kLoH = DimH::lo(), kLoW = DimW::lo();
   static_assert(!kTransposed || (kVH % kSH == 0 && kVW % kSW == 0),
@@ -139,6 +151,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   static_assert(!kClampTiles || (!kTransposed && kPadH == 0 && kPadW == 0 && kOH >= kVH &&
                                  kOW >= kVW && (kVecX == 1 || (kOW - kVW) % 2 == 0)),
                 "clamped tiles need an unpadded convolution at least one patch wide");
+  static_assert(!kPool || (kVH % kPKH == 0 && kVW % kPKW == 0 && kAlignH == 0 && kAlignW == 0 &&
+                           !kClampTiles && !kAccStats && kStoreOutput),
+                "a pooled patch is whole windows from the output's origin, stored pooled only");
+  static_assert(kPool || (kPhaseH == 0 && kPhaseW == 0 && kPKD == 1), "phases are for pools");
 
   __shared__ __align__(16) float sw[kWeightsShared ? kWeightFloats : 4];
 
@@ -168,209 +184,303 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   const i64 t = (i64)blockIdx.x * kThreads + threadIdx.x;
   const Patch me(t);
   const bool active = me.active;
-  const int od = me.od, oh0 = me.oh0, ow0 = me.ow0;
+  const int oh0 = me.oh0, ow0 = me.ow0;
 
-  float acc[kCB][kVH][kVW];
+  // With kPool: each channel's windows of the patch, folded over the depths of the window.
+  constexpr int kWinH = kPool ? kVH / kPKH : 1, kWinW = kPool ? kVW / kPKW : 1;
+  float pooled[kPool ? kCB : 1][kWinH][kWinW];
 #pragma unroll
-  for (int c = 0; c < kCB; ++c)
+  for (int c = 0; c < (kPool ? kCB : 1); ++c)
 #pragma unroll
-    for (int j = 0; j < kVH; ++j)
+    for (int j = 0; j < kWinH; ++j)
 #pragma unroll
-      for (int i = 0; i < kVW; ++i)
-        acc[c][j][i] = 0.f;
+      for (int i = 0; i < kWinW; ++i)
+        pooled[c][j][i] = kPoolMax ? -sinter::kInf : 0.f;
 
-  // The FMAs of one input patch (channel ci, depth tap kd) into the accumulators: every
-  // (kh, kw) tap times every output of the patch it reaches, for the kCB channels.
-  auto fmaTaps = [&](const float(&p)[kPH][kPW], int ci, int kd) {
+  // kPool: folds the epilogue's values of the patch at depth od into the patch's windows.
+  auto foldIntoWindows = [&](const float(&a)[kCB][kVH][kVW],
+                             float(&win)[kPool ? kCB : 1][kWinH][kWinW], int od) {
+    const cfg::Epilogue epilogue;
+    const float *__restrict__ bias = sinter::slot<const float>(b, 2);
 #pragma unroll
-    for (int kh = 0; kh < kKH; ++kh)
+    for (int c = 0; c < kCB; ++c) {
+      const int co = g * kCoutG + co0 + c;
+      if (!active || (kCoutG % kCB != 0 && co0 + c >= kCoutG))
+        continue;
+      const float bv = kHasBias ? __ldg(bias + co) : 0.f;
 #pragma unroll
-      for (int kw = 0; kw < kKW; ++kw) {
-        const int tap = (kd * kKH + kh) * kKW + kw;
-        float wv[kCB];
-        if constexpr (kWeightsShared && kCB % 4 == 0) {
-          const float4 *src = reinterpret_cast<const float4 *>(sw + (ci * kTaps + tap) * kCB);
+      for (int j = 0; j < kVH; ++j) {
+        if (!me.rowOk(j))
+          continue;
+        const i64 rowBase = ((i64)od * kOH + oh0 + j) * kOW;
 #pragma unroll
-          for (int c = 0; c < kCB / 4; ++c) {
-            const float4 v4 = src[c];
-            wv[4 * c] = v4.x, wv[4 * c + 1] = v4.y, wv[4 * c + 2] = v4.z, wv[4 * c + 3] = v4.w;
-          }
-        } else if constexpr (kWeightsShared) {
-#pragma unroll
-          for (int c = 0; c < kCB; ++c)
-            wv[c] = sw[(ci * kTaps + tap) * kCB + c];
-        } else {
-#pragma unroll
-          for (int c = 0; c < kCB; ++c)
-            wv[c] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
-        }
-#pragma unroll
-        for (int j = 0; j < kVH; ++j) {
-          if (!DimH::hit(j, kh))
+        for (int i = 0; i < kVW; ++i) {
+          if (!me.colOk(i))
             continue;
-#pragma unroll
-          for (int i = 0; i < kVW; ++i) {
-            if (!DimW::hit(i, kw))
-              continue;
-            const float xv = p[DimH::off(j, kh) - kLoH][DimW::off(i, kw) - kLoW];
-#pragma unroll
-            for (int c = 0; c < kCB; ++c)
-              acc[c][j][i] = fmaf(xv, wv[c], acc[c][j][i]);
+          const float v =
+              epilogue(kHasBias ? a[c][j][i] + bv : a[c][j][i], n, co, rowBase + ow0 + i, b);
+          float &m = win[kPool ? c : 0][kPool ? j / kPKH : 0][kPool ? i / kPKW : 0];
+          if constexpr (kPoolMax) {
+            if (v > m || v != v) // NaN propagates, as in PyTorch's max pool
+              m = v;
+          } else {
+            m += v;
           }
         }
       }
+    }
+  };
+  // kPool: the windows' values (averages over the window's part inside the output) through
+  // the chain after the pool, into the pooled tensor.
+  auto storePooled = [&](const float(&win)[kPool ? kCB : 1][kWinH][kWinW]) {
+    const cfg::PoolEpilogue post;
+    float *__restrict__ out = sinter::slot<float>(b, 3);
+    const int pd = me.od;
+#pragma unroll
+    for (int c = 0; c < kCB; ++c) {
+      const int co = g * kCoutG + co0 + c;
+      if (!active || (kCoutG % kCB != 0 && co0 + c >= kCoutG))
+        continue;
+      float *oc = out + ((i64)n * kCout + co) * kPOD * kPOH * kPOW;
+#pragma unroll
+      for (int pj = 0; pj < kWinH; ++pj) {
+        const int ph = oh0 / kPKH + pj;
+        if (ph >= kPOH)
+          continue;
+#pragma unroll
+        for (int pi = 0; pi < kWinW; ++pi) {
+          const int pw = ow0 / kPKW + pi;
+          if (pw >= kPOW)
+            continue;
+          float v = win[kPool ? c : 0][pj][pi];
+          if constexpr (!kPoolMax) {
+            const int count = min(kPKD, kOD - pd * kPKD) * min(kPKH, kOH - ph * kPKH) *
+                              min(kPKW, kOW - pw * kPKW);
+            v = v / float(count);
+          }
+          const i64 s = ((i64)pd * kPOH + ph) * kPOW + pw;
+          oc[s] = post(v, n, co, s, b);
+        }
+      }
+    }
   };
 
-  if (active && kPipeline) {
-    // Deep-latency variant (little compute per patch): prefetch the next patch.
-    // Depth taps that reach this output depth: an arithmetic progression first + m * kdStep,
-    // m < kdCount (all in-range taps for a convolution; one phase's for a transposed one).
-    constexpr int kdStep = kTransposed ? kSD / sinter::conv_direct::gcd(kSD, kDD) : 1;
-    int kdFirst = -1, kdCount = 0;
+  float acc[kCB][kVH][kVW];
+  // One depth unless pooled (kPKD is 1 then): the patch at each depth of the pool's window.
+#pragma unroll 1
+  for (int dd = 0; dd < kPKD; ++dd) {
+    const int od = kPool ? me.od * kPKD + dd : me.od;
+    if (kPool && od >= kOD)
+      break;
 #pragma unroll
-    for (int kd = kKD - 1; kd >= 0; --kd) {
-      int id;
-      bool ok;
-      if constexpr (kTransposed) {
-        const int e = od + kPadD - kd * kDD;
-        id = e / kSD;
-        ok = e >= 0 && e % kSD == 0;
-      } else {
-        id = od * kSD - kPadD + kd * kDD;
-        ok = true;
-      }
-      if (ok && id >= 0 && id < kID)
-        kdFirst = kd, ++kdCount;
-    }
-    // Patch rows and columns do not depend on the input channel or depth tap: their in-range
-    // flags are computed once. Every element is a constant offset from the patch's first
-    // (r * kIW + q), so a load needs no address arithmetic; out-of-range elements are not
-    // loaded (predicated) and are zero. (Clamping their addresses instead cost ~40 address
-    // instructions per patch: the compiler recomputed the six clamped offsets every step.)
-    const int ihBase = DimH::base(oh0, kPadH) + kLoH;
-    const int iwBase = DimW::base(ow0, kPadW) + kLoW;
-    // Bit r * kPW + q: element (r, q) is inside the input plane. It and the origin pass
-    // through sinter::opaque so that the compiler keeps them in registers rather than
-    // recomputing them from the thread index at every step.
-    using Mask = typename sinter::Select<(kPH * kPW <= 32), unsigned, unsigned long long>::Type;
-    Mask inside = 0;
+    for (int c = 0; c < kCB; ++c)
 #pragma unroll
-    for (int r = 0; r < kPH; ++r)
+      for (int j = 0; j < kVH; ++j)
 #pragma unroll
-      for (int q = 0; q < kPW; ++q)
-        inside |= ihBase + r >= 0 && ihBase + r < kIH && iwBase + q >= 0 && iwBase + q < kIW
-                      ? Mask(1) << (r * kPW + q)
-                      : Mask(0);
-    inside = sinter::opaque(inside);
-    // The patch origin within the group's first input plane (it may lie before the plane's
-    // start or past a row's end; only in-range elements are read).
-    const i64 origin =
-        sinter::opaque((i64)(n * kCin + g * kCinG) * kID * kIH * kIW + ihBase * kIW + iwBase);
-    auto loadPatch = [&](float(&p)[kPH][kPW], int ci, int kd) {
-      int id;
-      if constexpr (kTransposed)
-        id = (od + kPadD - kd * kDD) / kSD;
-      else
-        id = od * kSD - kPadD + kd * kDD;
-      const float *xd = x + (origin + ((i64)ci * kID + id) * kIH * kIW);
+        for (int i = 0; i < kVW; ++i)
+          acc[c][j][i] = 0.f;
+
+    // The FMAs of one input patch (channel ci, depth tap kd) into the accumulators: every
+    // (kh, kw) tap times every output of the patch it reaches, for the kCB channels.
+    auto fmaTaps = [&](const float(&p)[kPH][kPW], int ci, int kd) {
 #pragma unroll
-      for (int r = 0; r < kPH; ++r)
+      for (int kh = 0; kh < kKH; ++kh)
 #pragma unroll
-        for (int q = 0; q < kPW; ++q)
-          p[r][q] = (inside >> (r * kPW + q)) & 1 ? __ldg(xd + r * kIW + q) : 0.f;
+        for (int kw = 0; kw < kKW; ++kw) {
+          const int tap = (kd * kKH + kh) * kKW + kw;
+          float wv[kCB];
+          if constexpr (kWeightsShared && kCB % 4 == 0) {
+            const float4 *src = reinterpret_cast<const float4 *>(sw + (ci * kTaps + tap) * kCB);
+#pragma unroll
+            for (int c = 0; c < kCB / 4; ++c) {
+              const float4 v4 = src[c];
+              wv[4 * c] = v4.x, wv[4 * c + 1] = v4.y, wv[4 * c + 2] = v4.z, wv[4 * c + 3] = v4.w;
+            }
+          } else if constexpr (kWeightsShared) {
+#pragma unroll
+            for (int c = 0; c < kCB; ++c)
+              wv[c] = sw[(ci * kTaps + tap) * kCB + c];
+          } else {
+#pragma unroll
+            for (int c = 0; c < kCB; ++c)
+              wv[c] = co0 + c < kCoutG ? __ldg(w + weightIndex(ci, co0 + c, tap)) : 0.f;
+          }
+#pragma unroll
+          for (int j = 0; j < kVH; ++j) {
+            if (!DimH::hit(j, kh))
+              continue;
+#pragma unroll
+            for (int i = 0; i < kVW; ++i) {
+              if (!DimW::hit(i, kw))
+                continue;
+              const float xv = p[DimH::off(j, kh) - kLoH][DimW::off(i, kw) - kLoW];
+#pragma unroll
+              for (int c = 0; c < kCB; ++c)
+                acc[c][j][i] = fmaf(xv, wv[c], acc[c][j][i]);
+            }
+          }
+        }
     };
 
-    // Software pipeline over (ci, depth tap): the next patch loads while this one is used.
-    const int steps = kCinG * kdCount;
-    float cur[kPH][kPW];
-    if (steps > 0)
-      loadPatch(cur, 0, kdFirst);
-    int ci = 0, m = 0;
-#pragma unroll 1
-    for (int step = 0; step < steps; ++step) {
-      const int kd = kdFirst + m * kdStep;
-      int nci = ci, nm = m + 1;
-      if (nm == kdCount)
-        nm = 0, ++nci;
-      float nxt[kPH][kPW];
-      if (step + 1 < steps)
-        loadPatch(nxt, nci, kdFirst + nm * kdStep);
-      fmaTaps(cur, ci, kd);
+    if (active && kPipeline) {
+      // Deep-latency variant (little compute per patch): prefetch the next patch.
+      // Depth taps that reach this output depth: an arithmetic progression first + m * kdStep,
+      // m < kdCount (all in-range taps for a convolution; one phase's for a transposed one).
+      constexpr int kdStep = kTransposed ? kSD / sinter::conv_direct::gcd(kSD, kDD) : 1;
+      int kdFirst = -1, kdCount = 0;
+#pragma unroll
+      for (int kd = kKD - 1; kd >= 0; --kd) {
+        int id;
+        bool ok;
+        if constexpr (kTransposed) {
+          const int e = od + kPadD - kd * kDD;
+          id = e / kSD;
+          ok = e >= 0 && e % kSD == 0;
+        } else {
+          id = od * kSD - kPadD + kd * kDD;
+          ok = true;
+        }
+        if (ok && id >= 0 && id < kID)
+          kdFirst = kd, ++kdCount;
+      }
+      // Patch rows and columns do not depend on the input channel or depth tap: their in-range
+      // flags are computed once. Every element is a constant offset from the patch's first
+      // (r * kIW + q), so a load needs no address arithmetic; out-of-range elements are not
+      // loaded (predicated) and are zero. (Clamping their addresses instead cost ~40 address
+      // instructions per patch: the compiler recomputed the six clamped offsets every step.)
+      const int ihBase = DimH::base(oh0, kPadH) + kLoH;
+      const int iwBase = DimW::base(ow0, kPadW) + kLoW;
+      // Bit r * kPW + q: element (r, q) is inside the input plane. It and the origin pass
+      // through sinter::opaque so that the compiler keeps them in registers rather than
+      // recomputing them from the thread index at every step.
+      using Mask = typename sinter::Select<(kPH * kPW <= 32), unsigned, unsigned long long>::Type;
+      Mask inside = 0;
 #pragma unroll
       for (int r = 0; r < kPH; ++r)
 #pragma unroll
         for (int q = 0; q < kPW; ++q)
-          cur[r][q] = nxt[r][q];
-      ci = nci, m = nm;
-    }
-  } else if (active) {
-    // Shallow variant (much compute per patch): one patch live, loads behind branches.
-    const int ihBase = DimH::base(oh0, kPadH) + kLoH;
-    const int iwBase = DimW::base(ow0, kPadW) + kLoW;
-#pragma unroll 1
-    for (int ci = 0; ci < kCinG; ++ci) {
-      const float *xc = x + (i64)(n * kCin + g * kCinG + ci) * kID * kIH * kIW;
-#pragma unroll 1
-      for (int kd = 0; kd < kKD; ++kd) {
+          inside |= ihBase + r >= 0 && ihBase + r < kIH && iwBase + q >= 0 && iwBase + q < kIW
+                        ? Mask(1) << (r * kPW + q)
+                        : Mask(0);
+      inside = sinter::opaque(inside);
+      // The patch origin within the group's first input plane (it may lie before the plane's
+      // start or past a row's end; only in-range elements are read).
+      const i64 origin =
+          sinter::opaque((i64)(n * kCin + g * kCinG) * kID * kIH * kIW + ihBase * kIW + iwBase);
+      auto loadPatch = [&](float(&p)[kPH][kPW], int ci, int kd) {
         int id;
-        if constexpr (kTransposed) {
-          const int e = od + kPadD - kd * kDD;
-          if (e < 0 || e % kSD != 0)
-            continue;
-          id = e / kSD;
-        } else {
+        if constexpr (kTransposed)
+          id = (od + kPadD - kd * kDD) / kSD;
+        else
           id = od * kSD - kPadD + kd * kDD;
-        }
-        if (id < 0 || id >= kID)
-          continue;
-        const float *xd = xc + (i64)id * kIH * kIW;
+        const float *xd = x + (origin + ((i64)ci * kID + id) * kIH * kIW);
+#pragma unroll
+        for (int r = 0; r < kPH; ++r)
+#pragma unroll
+          for (int q = 0; q < kPW; ++q)
+            p[r][q] = (inside >> (r * kPW + q)) & 1 ? __ldg(xd + r * kIW + q) : 0.f;
+      };
 
-        float patch[kPH][kPW];
-        if constexpr (kClampTiles) {
-          // The whole patch is inside the input: one base address and constant offsets.
-          const float *xp = xd + ihBase * kIW + iwBase;
+      // Software pipeline over (ci, depth tap): the next patch loads while this one is used.
+      const int steps = kCinG * kdCount;
+      float cur[kPH][kPW];
+      if (steps > 0)
+        loadPatch(cur, 0, kdFirst);
+      int ci = 0, m = 0;
+#pragma unroll 1
+      for (int step = 0; step < steps; ++step) {
+        const int kd = kdFirst + m * kdStep;
+        int nci = ci, nm = m + 1;
+        if (nm == kdCount)
+          nm = 0, ++nci;
+        float nxt[kPH][kPW];
+        if (step + 1 < steps)
+          loadPatch(nxt, nci, kdFirst + nm * kdStep);
+        fmaTaps(cur, ci, kd);
 #pragma unroll
-          for (int r = 0; r < kPH; ++r) {
+        for (int r = 0; r < kPH; ++r)
 #pragma unroll
-            for (int q = 0; q < kPW; q += kVecX) {
-              if constexpr (kVecX == 2) {
-                const float2 v = __ldg(reinterpret_cast<const float2 *>(xp + r * kIW + q));
-                patch[r][q] = v.x, patch[r][q + 1] = v.y;
-              } else {
-                patch[r][q] = __ldg(xp + r * kIW + q);
+          for (int q = 0; q < kPW; ++q)
+            cur[r][q] = nxt[r][q];
+        ci = nci, m = nm;
+      }
+    } else if (active) {
+      // Shallow variant (much compute per patch): one patch live, loads behind branches.
+      const int ihBase = DimH::base(oh0, kPadH) + kLoH;
+      const int iwBase = DimW::base(ow0, kPadW) + kLoW;
+#pragma unroll 1
+      for (int ci = 0; ci < kCinG; ++ci) {
+        const float *xc = x + (i64)(n * kCin + g * kCinG + ci) * kID * kIH * kIW;
+#pragma unroll 1
+        for (int kd = 0; kd < kKD; ++kd) {
+          int id;
+          if constexpr (kTransposed) {
+            const int e = od + kPadD - kd * kDD;
+            if (e < 0 || e % kSD != 0)
+              continue;
+            id = e / kSD;
+          } else {
+            id = od * kSD - kPadD + kd * kDD;
+          }
+          if (id < 0 || id >= kID)
+            continue;
+          const float *xd = xc + (i64)id * kIH * kIW;
+
+          float patch[kPH][kPW];
+          if constexpr (kClampTiles) {
+            // The whole patch is inside the input: one base address and constant offsets.
+            const float *xp = xd + ihBase * kIW + iwBase;
+#pragma unroll
+            for (int r = 0; r < kPH; ++r) {
+#pragma unroll
+              for (int q = 0; q < kPW; q += kVecX) {
+                if constexpr (kVecX == 2) {
+                  const float2 v = __ldg(reinterpret_cast<const float2 *>(xp + r * kIW + q));
+                  patch[r][q] = v.x, patch[r][q + 1] = v.y;
+                } else {
+                  patch[r][q] = __ldg(xp + r * kIW + q);
+                }
               }
             }
           }
-        }
 #pragma unroll
-        for (int r = 0; r < kPH && !kClampTiles; ++r) {
-          const int ih = ihBase + r;
-          const bool rowOk = ih >= 0 && ih < kIH;
-          if constexpr (kVecX == 2) {
-            // iw is even and kIW is even: a pair is wholly inside the row or wholly outside.
+          for (int r = 0; r < kPH && !kClampTiles; ++r) {
+            const int ih = ihBase + r;
+            const bool rowOk = ih >= 0 && ih < kIH;
+            if constexpr (kVecX == 2) {
+              // iw is even and kIW is even: a pair is wholly inside the row or wholly outside.
 #pragma unroll
-            for (int q = 0; q < kPW; q += 2) {
-              const int iw = iwBase + q;
-              const float2 v = rowOk && iw >= 0 && iw < kIW
-                                   ? __ldg(reinterpret_cast<const float2 *>(xd + ih * kIW + iw))
-                                   : make_float2(0.f, 0.f);
-              patch[r][q] = v.x, patch[r][q + 1] = v.y;
-            }
-          } else {
+              for (int q = 0; q < kPW; q += 2) {
+                const int iw = iwBase + q;
+                const float2 v = rowOk && iw >= 0 && iw < kIW
+                                     ? __ldg(reinterpret_cast<const float2 *>(xd + ih * kIW + iw))
+                                     : make_float2(0.f, 0.f);
+                patch[r][q] = v.x, patch[r][q + 1] = v.y;
+              }
+            } else {
 #pragma unroll
-            for (int q = 0; q < kPW; ++q) {
-              const int iw = iwBase + q;
-              patch[r][q] = rowOk && iw >= 0 && iw < kIW ? __ldg(xd + ih * kIW + iw) : 0.f;
+              for (int q = 0; q < kPW; ++q) {
+                const int iw = iwBase + q;
+                patch[r][q] = rowOk && iw >= 0 && iw < kIW ? __ldg(xd + ih * kIW + iw) : 0.f;
+              }
             }
           }
-        }
 
-        fmaTaps(patch, ci, kd);
+          fmaTaps(patch, ci, kd);
+        }
       }
     }
+    if constexpr (kPool)
+      foldIntoWindows(acc, pooled, od);
+  } // depths
+
+  if constexpr (kPool) {
+    storePooled(pooled);
+    return;
   }
 
   // Epilogue, store, and the per-(n, c) statistics of what the epilogue produced.
+  const int od = me.od;
   const cfg::Epilogue epilogue;
   float *__restrict__ y = sinter::slot<float>(b, 3);
   const float *__restrict__ bias = sinter::slot<const float>(b, 2);

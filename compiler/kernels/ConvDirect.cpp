@@ -19,6 +19,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace sinter {
 namespace {
@@ -38,14 +39,16 @@ constexpr int64_t kThreadsPrefetch = 128, kThreadsPlain = 256;
 constexpr int64_t kPlainResidentThreads = 512;
 constexpr int kDeepAccumulatorBudget = 72;
 
-/// Output positions times taps a patch pairs along one blocked dim.
-int64_t pairsAlong(const ConvSpec &s, int d, int v) {
+/// Output positions times taps a patch pairs along one blocked dim. `phase`: where the patch
+/// starts, as (o + padding) mod stride of its first output (a transposed convolution's
+/// patches start at phase 0, except a pooled kernel's: conv_direct.cuh's Dim).
+int64_t pairsAlong(const ConvSpec &s, int d, int v, int phase = 0) {
   if (!s.transposed)
     return int64_t(v) * s.kernel[d];
   int64_t hits = 0;
   for (int j = 0; j < v; ++j)
     for (int64_t k = 0; k < s.kernel[d]; ++k)
-      hits += (j - k * s.dilation[d]) % s.stride[d] == 0;
+      hits += (j + phase - k * s.dilation[d]) % s.stride[d] == 0;
   return hits;
 }
 
@@ -96,18 +99,18 @@ llvm::Error checkDirectConvSpec(const ConvSpec &s) {
 namespace {
 
 struct Tiling {
-  int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0;
+  int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0, phaseH = 0, phaseW = 0;
   int64_t hBlocks = 1, wBlocks = 1, cBlocks = 1;
   bool prefetch = false, vecX = false, clampTiles = false;
 };
 
 /// Input positions a patch of v outputs reads along one blocked dim (the template's
 /// conv_direct::Dim): {lowest offset, count}.
-std::pair<int64_t, int64_t> patchSpan(const ConvSpec &s, int d, int v) {
+std::pair<int64_t, int64_t> patchSpan(const ConvSpec &s, int d, int v, int phase = 0) {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (int64_t j = 0; j < v; ++j)
     for (int64_t k = 0; k < s.kernel[d]; ++k) {
-      int64_t e = j - k * s.dilation[d];
+      int64_t e = j + phase - k * s.dilation[d];
       if (s.transposed && e % s.stride[d] != 0)
         continue;
       int64_t off = s.transposed
@@ -119,12 +122,12 @@ std::pair<int64_t, int64_t> patchSpan(const ConvSpec &s, int d, int v) {
 }
 
 /// Taps along one dim that reach at least one of v outputs.
-int64_t tapsUsed(const ConvSpec &s, int d, int v) {
+int64_t tapsUsed(const ConvSpec &s, int d, int v, int phase = 0) {
   int64_t n = 0;
   for (int64_t k = 0; k < s.kernel[d]; ++k) {
     bool hit = !s.transposed;
     for (int64_t j = 0; j < v && !hit; ++j)
-      hit = (j - k * s.dilation[d]) % s.stride[d] == 0;
+      hit = (j + phase - k * s.dilation[d]) % s.stride[d] == 0;
     n += hit;
   }
   return n;
@@ -132,14 +135,15 @@ int64_t tapsUsed(const ConvSpec &s, int d, int v) {
 
 /// Whether every patch row starts at an even input column (then float2 loads are aligned):
 /// the column base is wb * step + constant for column block wb.
-bool evenPatchColumns(const ConvSpec &s, int vw, int alignW) {
-  auto [lo, width] = patchSpan(s, 2, vw);
+bool evenPatchColumns(const ConvSpec &s, int vw, int alignW, int phaseW = 0) {
+  auto [lo, width] = patchSpan(s, 2, vw, phaseW);
   if (width % 2 || s.in[2] % 2)
     return false;
   if (!s.transposed)
     return (int64_t(vw) * s.stride[2]) % 2 == 0 && (lo - s.padding[2]) % 2 == 0;
   int64_t step = vw / s.stride[2];
-  int64_t base = (s.padding[2] - alignW) / s.stride[2] + lo; // (ow0 + pad) / S + lo at wb = 0
+  // (ow0 + pad - phase) / S + lo at wb = 0
+  int64_t base = (s.padding[2] - alignW - phaseW) / s.stride[2] + lo;
   return step % 2 == 0 && base % 2 == 0;
 }
 
@@ -177,8 +181,8 @@ bool canClampTiles(const ConvSpec &s, int vh, int vw) {
 }
 
 /// Whether the plain loop loads patch rows as float2 (clamped tiles need an even origin too).
-bool useFloat2Rows(const ConvSpec &s, int vh, int vw, int alignW) {
-  return evenPatchColumns(s, vw, alignW) &&
+bool useFloat2Rows(const ConvSpec &s, int vh, int vw, int alignW, int phaseW = 0) {
+  return evenPatchColumns(s, vw, alignW, phaseW) &&
          (!canClampTiles(s, vh, vw) || ((s.out[2] - vw) * s.stride[2]) % 2 == 0);
 }
 
@@ -186,16 +190,17 @@ bool useFloat2Rows(const ConvSpec &s, int vh, int vw, int alignW) {
 /// and channels of the last blocks included. A checked load costs about 6 instructions
 /// (address, bounds predicate, zeroing), one from a clamped tile 1 (SASS of S1, run 3).
 double blockingCost(const ConvSpec &s, int64_t coutG, int cb, int vh, int vw, int alignH,
-                    int alignW) {
-  double fmas = double(cb) * pairsAlong(s, 1, vh) * pairsAlong(s, 2, vw);
-  int64_t taps = tapsUsed(s, 1, vh) * tapsUsed(s, 2, vw);
-  int64_t ph = patchSpan(s, 1, vh).second, pw = patchSpan(s, 2, vw).second;
-  int vec = useFloat2Rows(s, vh, vw, alignW) ? 2 : 1;
+                    int alignW, int phaseH = 0, int phaseW = 0) {
+  double fmas = double(cb) * pairsAlong(s, 1, vh, phaseH) * pairsAlong(s, 2, vw, phaseW);
+  int64_t taps = tapsUsed(s, 1, vh, phaseH) * tapsUsed(s, 2, vw, phaseW);
+  int64_t ph = patchSpan(s, 1, vh, phaseH).second, pw = patchSpan(s, 2, vw, phaseW).second;
+  bool float2 = s.pool ? evenPatchColumns(s, vw, alignW, phaseW) : useFloat2Rows(s, vh, vw, alignW);
+  int vec = float2 ? 2 : 1;
   int64_t loadInstrs = ph * ((pw + vec - 1) / vec);
   // Lanes of a warp are consecutive column blocks: one load instruction spans `step` lines.
   int64_t step = s.transposed ? vw / s.stride[2] : vw * s.stride[2];
   double moveCycles = double(cb) * taps + double(loadInstrs) * std::max<int64_t>(1, step);
-  double loadCost = canClampTiles(s, vh, vw) ? 1.0 : 6.0;
+  double loadCost = canClampTiles(s, vh, vw) && !s.pool ? 1.0 : 6.0;
   double issueCycles = (fmas + double(taps) * ((cb + 3) / 4) + loadCost * loadInstrs) / 4;
   int64_t rows = s.out[1] + alignH, cols = s.out[2] + alignW;
   double idle = double((rows + vh - 1) / vh * vh) / rows * double((cols + vw - 1) / vw * vw) /
@@ -257,6 +262,101 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   return t;
 }
 
+/// The blocking of a pooled kernel: patches of whole windows along H and W (and whole phases of
+/// a transposed convolution). As in chooseTiling, shallow patches take the group's channels
+/// (16 beyond 32) on one window's patch and prefetch, their accumulators and windows' values
+/// within kAccumulatorBudget; deeper ones are chosen by the cost model over the rows and
+/// columns the windows cover, within about the deep budget.
+/// Measured on an H100 (docs/kernels-direct.md, "Pools in the convolution's kernel").
+Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
+  const ConvPoolTail &p = *s.pool;
+  int64_t coutG = s.Cout / s.groups;
+  int sh = s.transposed ? int(s.stride[1]) : 1;
+  int sw = s.transposed ? int(s.stride[2]) : 1;
+  int stepH = int(std::lcm<int64_t>(sh, p.window[1]));
+  int stepW = int(std::lcm<int64_t>(sw, p.window[2]));
+  Tiling t;
+  t.phaseH = s.transposed ? int(s.padding[1] % s.stride[1]) : 0;
+  t.phaseW = s.transposed ? int(s.padding[2] % s.stride[2]) : 0;
+  auto registers = [&](int cb, int vh, int vw) {
+    return cb * vh * vw + cb * (vh / p.window[1]) * (vw / p.window[2]);
+  };
+  t.cb = int(coutG <= 32 ? coutG : 16);
+  t.vh = stepH, t.vw = stepW;
+  while (t.cb > 4 && registers(t.cb, t.vh, t.vw) > kAccumulatorBudget)
+    t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
+  bool shallow = registers(t.cb, t.vh, t.vw) <= kAccumulatorBudget &&
+                 t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW) <
+                     kPrefetchBelowFmas;
+  if (!shallow) {
+    // The windows' values come on top of the plain loop's patch and weights: 8 more than its
+    // accumulators are allowed, none with depth taps, whose loop holds more (a 3-D kernel at 80
+    // spilled 48 bytes at 128 registers).
+    const int budget = kDeepAccumulatorBudget + (s.kernel[0] > 1 ? 0 : 8);
+    Tiling first = t;
+    t.cb = 0;
+    double best = 1e30;
+    for (int cb = 1; cb <= std::min<int64_t>(coutG, 32); ++cb) {
+      if (coutG % cb)
+        continue;
+      for (int vw = stepW; vw <= std::max(stepW, 4); vw += stepW)
+        for (int vh = stepH; vh <= std::max(stepH, 8); vh += stepH) {
+          if (registers(cb, vh, vw) > budget)
+            continue;
+          double c = blockingCost(s, coutG, cb, vh, vw, 0, 0, t.phaseH, t.phaseW);
+          if (c < best * (1 - 1e-9) || (c <= best * (1 + 1e-9) && cb > t.cb)) {
+            best = std::min(best, c);
+            t.cb = cb, t.vh = vh, t.vw = vw;
+          }
+        }
+    }
+    if (t.cb == 0) // no blocking within the budgets: the smallest (checkPoolTail bounds it)
+      t.cb = 1, t.vh = first.vh, t.vw = first.vw;
+  }
+  if (tuning.channelsPerThread > 0)
+    t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
+  int64_t fmas = t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW);
+  t.prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
+  if (patchSpan(s, 1, t.vh, t.phaseH).second * patchSpan(s, 2, t.vw, t.phaseW).second >
+      kPrefetchPatchLimit)
+    t.prefetch = false;
+  t.vecX = !t.prefetch && evenPatchColumns(s, t.vw, 0, t.phaseW);
+  // Rows and columns past the last window (a floor-mode pool) are not computed.
+  int64_t rows = std::min(s.out[1], p.out[1] * p.window[1]);
+  int64_t cols = std::min(s.out[2], p.out[2] * p.window[2]);
+  t.hBlocks = (rows + t.vh - 1) / t.vh;
+  t.wBlocks = (cols + t.vw - 1) / t.vw;
+  t.cBlocks = (coutG + t.cb - 1) / t.cb;
+  return t;
+}
+
+/// What a pool tail needs (ConvPoolTail): windows that tile the output from its origin, a
+/// pooled size that follows from them, FFMA math, the output stored and no statistics, and a
+/// blocking whose whole windows fit the register budget.
+llvm::Error checkPoolTail(const ConvSpec &s) {
+  auto fail = [&](const llvm::Twine &why) { return makeError(s.kernelName + ": " + why); };
+  const ConvPoolTail &p = *s.pool;
+  if (!s.storeOutput || s.accumulateStats || s.normTail)
+    return fail("a pooled convolution stores the pooled tensor only, without statistics");
+  for (int d = 0; d < 3; ++d) {
+    if (p.window[d] < 1 || p.out[d] < 1)
+      return fail("pool window and pooled size must be positive");
+    // The windows start at multiples of the window inside the output; the last may be
+    // clipped (ceil_mode), rows past the last window are dropped (floor).
+    if ((p.out[d] - 1) * p.window[d] >= s.out[d] ||
+        p.out[d] * p.window[d] < s.out[d] - p.window[d] + 1)
+      return fail("pooled size " + llvm::Twine(p.out[d]) + " along spatial dim " + llvm::Twine(d) +
+                  " does not follow from windows of " + llvm::Twine(p.window[d]) + " over " +
+                  llvm::Twine(s.out[d]));
+  }
+  int sh = s.transposed ? int(s.stride[1]) : 1, sw = s.transposed ? int(s.stride[2]) : 1;
+  int64_t winH = std::lcm<int64_t>(sh, p.window[1]), winW = std::lcm<int64_t>(sw, p.window[2]);
+  if (winH * winW + winH * winW / (p.window[1] * p.window[2]) > kDeepAccumulatorBudget)
+    return fail("pool windows of " + llvm::Twine(p.window[1]) + "x" + llvm::Twine(p.window[2]) +
+                " do not fit one thread's accumulators");
+  return llvm::Error::success();
+}
+
 /// Resident blocks the prefetching loop's registers should allow: its live values are the
 /// accumulators, two patches (current and next), one tap's weights and about 24 addresses,
 /// flags and counters. Left free, ptxas gave the corpus's 16-channel 2x2 transposed kernels
@@ -266,10 +366,25 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
 int64_t prefetchMinBlocks(const ConvSpec &s, const Tiling &t, int64_t threads) {
   int64_t patch = patchSpan(s, 1, t.vh).second * patchSpan(s, 2, t.vw).second;
   int64_t regs = int64_t(t.cb) * t.vh * t.vw + 2 * patch + t.cb + 24;
+  // A pooled kernel also holds its windows' values and the depth loop's state.
+  if (s.pool)
+    regs += int64_t(t.cb) * (t.vh / s.pool->window[1]) * (t.vw / s.pool->window[2]) + 16;
   return std::clamp<int64_t>(65536 / (threads * regs), 1, 8);
 }
 
 } // namespace
+
+bool convDirectRunsPool(const ConvSpec &s, std::string *why) {
+  llvm::Error err = checkDirectConvSpec(s);
+  if (!err && s.pool)
+    err = checkPoolTail(s);
+  if (!err)
+    return s.pool.has_value();
+  std::string msg = llvm::toString(std::move(err));
+  if (why)
+    *why = msg;
+  return false;
+}
 
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s) {
   return emitConvDirect(s, ConvDirectTuning());
@@ -282,11 +397,14 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
     return err;
   if (s.math != MathMode::Ffma)
     return makeError(s.kernelName + ": conv_direct computes in fp32 FMA or, on conv_mma, TF32");
-  Tiling t = chooseTiling(s, tuning);
+  if (s.pool)
+    if (llvm::Error err = checkPoolTail(s))
+      return err;
+  Tiling t = s.pool ? choosePooledTiling(s, tuning) : chooseTiling(s, tuning);
   int64_t cinG = s.Cin / s.groups;
   int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
-  int64_t spatialThreads = s.out[0] * t.hBlocks * t.wBlocks;
+  int64_t spatialThreads = (s.pool ? s.pool->out[0] : s.out[0]) * t.hBlocks * t.wBlocks;
   bool prefetch = t.prefetch;
   int64_t threads = tuning.threads > 0 ? tuning.threads
                     : prefetch         ? kThreadsPrefetch
@@ -303,13 +421,15 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constantBool("kPipeline", prefetch);
   w.constant("kThreads", threads);
   int64_t minBlocks = tuning.minBlocks > 0 ? tuning.minBlocks
-                      : prefetch           ? prefetchMinBlocks(s, t, threads)
-                                           : std::max<int64_t>(1, kPlainResidentThreads / threads);
+                      : prefetch && s.pool // registers are shared per SM quarter, by warp
+                          ? prefetchMinBlocks(s, t, roundUp(threads, 128))
+                          : prefetch ? prefetchMinBlocks(s, t, threads)
+                                     : std::max<int64_t>(1, kPlainResidentThreads / threads);
   w.constant("kMinBlocks", minBlocks);
   w.constant("kVecX", t.vecX ? 2 : 1);
   w.constantBool("kClampTiles", t.clampTiles);
-  w.constantBool("kVecStore",
-                 s.storeOutput && t.vw % 2 == 0 && s.out[2] % 2 == 0 && t.alignW % 2 == 0);
+  w.constantBool("kVecStore", s.storeOutput && !s.pool && t.vw % 2 == 0 && s.out[2] % 2 == 0 &&
+                                  t.alignW % 2 == 0);
   w.constant("kCB", t.cb);
   w.constant("kVH", t.vh);
   w.constant("kVW", t.vw);
@@ -318,8 +438,18 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constant("kHBlocks", t.hBlocks);
   w.constant("kWBlocks", t.wBlocks);
   w.constant("kCBlocks", t.cBlocks);
+  w.constantBool("kPool", s.pool.has_value());
+  w.constantBool("kPoolMax", s.pool && s.pool->max);
+  w.constant("kPhaseH", t.phaseH);
+  w.constant("kPhaseW", t.phaseW);
+  static const char *dimNames[3] = {"D", "H", "W"};
+  for (int d = 0; d < 3; ++d) {
+    w.constant(std::string("kPK") + dimNames[d], s.pool ? s.pool->window[d] : 1);
+    w.constant(std::string("kPO") + dimNames[d], s.pool ? s.pool->out[d] : 1);
+  }
   w.code("namespace cfg {");
   w.anchorEpilogue("Epilogue", s.epilogue);
+  w.anchorEpilogue("PoolEpilogue", s.pool ? s.pool->post : FunctorBody());
   w.code("} // namespace cfg");
 
   KernelSource k;
@@ -333,6 +463,13 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
                  " threads" + (prefetch ? ", prefetching" : "") + (t.vecX ? ", float2 rows" : "") +
                  (t.clampTiles ? ", clamped edge tiles" : "") + ", weights in " +
                  (weightsShared ? "shared memory" : "L1");
+  if (s.pool) {
+    const auto &win = s.pool->window;
+    k.tileConfig += std::string(", then its ") + (s.pool->max ? "max" : "average") + " pool over " +
+                    (s.spatialDims == 3 ? std::to_string(win[0]) + "x" : "") +
+                    (s.spatialDims >= 2 ? std::to_string(win[1]) + "x" : "") +
+                    std::to_string(win[2]) + " windows";
+  }
   setDirectConvCost(s, k);
   return k;
 }
@@ -368,7 +505,7 @@ void setDirectConvCost(const ConvSpec &s, KernelSource &k) {
                          : 2.0 * s.N * s.Cout * outSpatial * cinG * taps;
   k.bytes = 4.0 * (s.N * s.Cin * inSpatial + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0));
   if (s.storeOutput)
-    k.bytes += 4.0 * s.N * s.Cout * outSpatial;
+    k.bytes += 4.0 * s.N * s.Cout * (s.pool ? volume(s.pool->out) : outSpatial);
   if (s.accumulateStats) {
     k.bytes += 16.0 * s.N * s.Cout;
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,

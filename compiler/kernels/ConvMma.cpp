@@ -461,6 +461,8 @@ llvm::Error checkMmaSpec(const ConvSpec &s) {
     return err;
   if (s.math != MathMode::Tf32)
     return makeError(s.kernelName + ": conv_mma computes in TF32 only");
+  if (s.pool)
+    return makeError(s.kernelName + ": conv_mma has no pool tail (conv_direct runs pools)");
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);

@@ -31,6 +31,19 @@ struct ConvNormTail {
   FunctorBody post;
 };
 
+/// A max or average pool the convolution's kernel runs on its epilogue's values (conv_direct
+/// only): windows of `window` elements (D, H, W as ConvSpec's arrays) with stride = window, no
+/// padding or dilation, so they tile the output; `out` is the pooled size (ceil_mode may add
+/// a last window that the output clips; an average divides by the part inside). Only the
+/// pooled tensor [N, Cout, out...] is stored, after `post`.
+struct ConvPoolTail {
+  bool max = true;
+  std::array<int64_t, 3> window{1, 1, 1}, out{1, 1, 1};
+  /// The chain after the pool, anchor-epilogue form with s = the index within the pooled
+  /// (n, c) plane.
+  FunctorBody post;
+};
+
 /// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
 /// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
 /// stride/dilation = {1, ...}, padding = {0, ...}. `out` already includes output_padding.
@@ -59,6 +72,9 @@ struct ConvSpec {
   /// each (n, conv group) is complete. Needs storeOutput and accumulateStats; its groups must
   /// lie within the convolution's. See ConvNormTail.
   std::optional<ConvNormTail> normTail;
+  /// A pool of y the kernel runs itself (conv_direct only; storeOutput, no statistics): y
+  /// never reaches memory, the pooled tensor goes to slot 3. See ConvPoolTail.
+  std::optional<ConvPoolTail> pool;
 };
 
 /// Elements of a D x H x W extent (ConvSpec's spatial arrays).

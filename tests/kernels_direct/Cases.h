@@ -176,6 +176,57 @@ inline std::vector<ConvCase> convCases() {
   return cs;
 }
 
+/// Convolutions that pool their own output (ConvSpec::pool): max and average, 1-, 2- and
+/// 3-D, floor and ceil sizes (rows past the last window, clipped last windows), transposed
+/// with odd padding (patches at phase 1), windows that are not a multiple of the stride.
+/// Checked by the CPU test only: the GPU harness's reference knows no pools (the corpus's
+/// conv-pool graphs check them on the GPU).
+inline std::vector<ConvSpec> pooledCases() {
+  auto pooled = [](ConvSpec s, bool max, std::array<int64_t, 3> window, bool ceil,
+                   const char *post) {
+    ConvPoolTail p;
+    p.max = max;
+    p.window = window;
+    for (int d = 0; d < 3; ++d)
+      p.out[d] = ceil ? (s.out[d] + window[d] - 1) / window[d] : s.out[d] / window[d];
+    p.post.code = post;
+    s.epilogue.code = kRelu;
+    s.pool = p;
+    return s;
+  };
+  const char *sigmoid = "return 1.f / (1.f + __expf(-v));";
+  return {
+      pooled(conv("p1d_max3", false, 1, 2, 4, 8, 1, {1, 1, 40}, {1, 1, 5}, {1, 1, 1}, {0, 0, 2},
+                  {1, 1, 1}, {0, 0, 0}, true),
+             true, {1, 1, 3}, false, "return v;"),
+      pooled(conv("p2d_avg2_floor", false, 2, 2, 3, 16, 1, {1, 19, 23}, {1, 3, 3}, {1, 1, 1},
+                  {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+             false, {1, 2, 2}, false, sigmoid),
+      pooled(conv("p2d_max2_ceil_g2", false, 2, 2, 6, 8, 2, {1, 17, 21}, {1, 3, 3}, {1, 1, 1},
+                  {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, false),
+             true, {1, 2, 2}, true, "return v;"),
+      pooled(conv("p3d_avg2_ceil", false, 3, 2, 3, 16, 1, {7, 9, 11}, {3, 3, 3}, {1, 1, 1},
+                  {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+             false, {2, 2, 2}, true, "return v;"),
+      pooled(conv("pt2d_s2_p1_max2", true, 2, 2, 4, 8, 1, {1, 9, 10}, {1, 3, 3}, {1, 2, 2},
+                  {0, 1, 1}, {1, 1, 1}, {0, 1, 1}, true),
+             true, {1, 2, 2}, false, sigmoid),
+      pooled(conv("pt3d_s2_p1_avg2_ceil", true, 3, 2, 3, 16, 1, {5, 6, 7}, {3, 3, 3}, {2, 2, 2},
+                  {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+             false, {2, 2, 2}, true, "return v;"),
+      // The corpus's convt3d_bn_avgpool_avgpool and convt3d_maxpool_maxpool_sum_c at full size.
+      pooled(conv("pt3d_bn_avgpool_full", true, 3, 128, 3, 16, 1, {16, 32, 32}, {3, 3, 3},
+                  {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+             false, {2, 2, 2}, true, "return v;"),
+      pooled(conv("pt3d_maxpool_full", true, 3, 64, 16, 32, 1, {16, 32, 32}, {3, 3, 3}, {2, 2, 2},
+                  {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+             true, {2, 2, 2}, false, "return v;"),
+      pooled(conv("pt2d_s2_max3", true, 2, 2, 4, 6, 2, {1, 8, 9}, {1, 4, 4}, {1, 2, 2}, {0, 1, 1},
+                  {1, 1, 1}, {0, 0, 0}, false),
+             true, {1, 3, 3}, false, "return v;"),
+  };
+}
+
 /// Other blockings of the workload kernels, timed against the emitter's choice:
 /// {channels, rows, threads, columns, prefetch, minBlocks} (ConvDirectTuning).
 struct Variant {

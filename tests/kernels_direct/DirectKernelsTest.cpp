@@ -102,6 +102,73 @@ TEST(ConvDirect, EveryCaseCompilesForHopperAndAmpere) {
   }
 }
 
+TEST(ConvDirect, PooledCasesCompileForHopperAndAmpereWithoutSpills) {
+  for (const ConvSpec &s : pooledCases()) {
+    KernelSource k = emitOrFail(emitConvDirect(s));
+    EXPECT_NE(k.source.find("constexpr bool kPool = true;"), std::string::npos) << s.kernelName;
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      NvrtcResult r = compile(k, arch);
+      EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
+      EXPECT_EQ(spillBytes(r.log), 0)
+          << s.kernelName << " (" << k.tileConfig << ") for " << arch << ":\n"
+          << r.log;
+    }
+  }
+}
+
+TEST(ConvDirect, PooledPatchesAreWholeWindowsOverThePooledOutput) {
+  for (const ConvSpec &s : pooledCases()) {
+    KernelSource k = emitOrFail(emitConvDirect(s));
+    auto constant = [&](const char *name) {
+      std::smatch m;
+      EXPECT_TRUE(std::regex_search(
+          k.source, m, std::regex(std::string("constexpr int ") + name + " = (\\d+);")))
+          << name << " in " << s.kernelName;
+      return m.empty() ? -1 : std::stoi(m[1]);
+    };
+    const ConvPoolTail &p = *s.pool;
+    const int vh = constant("kVH"), vw = constant("kVW");
+    EXPECT_EQ(vh % p.window[1], 0) << s.kernelName;
+    EXPECT_EQ(vw % p.window[2], 0) << s.kernelName;
+    EXPECT_EQ(constant("kAlignH"), 0) << s.kernelName;
+    EXPECT_EQ(constant("kAlignW"), 0) << s.kernelName;
+    if (s.transposed) {
+      EXPECT_EQ(vh % s.stride[1], 0) << s.kernelName;
+      EXPECT_EQ(vw % s.stride[2], 0) << s.kernelName;
+      EXPECT_EQ(constant("kPhaseH"), s.padding[1] % s.stride[1]) << s.kernelName;
+      EXPECT_EQ(constant("kPhaseW"), s.padding[2] % s.stride[2]) << s.kernelName;
+    }
+    // One thread per pooled depth and patch: the patches cover the windows' rows and columns.
+    const int64_t hBlocks = constant("kHBlocks"), wBlocks = constant("kWBlocks");
+    EXPECT_GE(hBlocks * vh, std::min(s.out[1], p.out[1] * p.window[1])) << s.kernelName;
+    EXPECT_GE(wBlocks * vw, std::min(s.out[2], p.out[2] * p.window[2])) << s.kernelName;
+    EXPECT_GE(int64_t(k.launch.grid[0]) * k.launch.block[0], p.out[0] * hBlocks * wBlocks)
+        << s.kernelName;
+    EXPECT_TRUE(k.workspace.empty()) << s.kernelName;
+  }
+}
+
+TEST(ConvDirect, RefusesPoolsItCannotRun) {
+  ConvSpec base = pooledCases()[1]; // 2-D, 19 x 23 output, 2 x 2 windows
+  auto refused = [](ConvSpec s, const char *what) {
+    std::string err = errorOf(emitConvDirect(s));
+    EXPECT_NE(err.find(what), std::string::npos) << "got: " << err;
+  };
+  ConvSpec stats = base;
+  stats.accumulateStats = true;
+  refused(stats, "without statistics");
+  ConvSpec wrongOut = base;
+  wrongOut.pool->out[1] = 11; // 19 rows hold 9 or 10 windows of 2
+  refused(wrongOut, "does not follow from windows of 2 over 19");
+  ConvSpec huge = base;
+  huge.pool->window = {1, 9, 12};
+  huge.pool->out = {1, 2, 1};
+  refused(huge, "do not fit one thread's accumulators");
+  ConvSpec mma = base;
+  mma.math = MathMode::Tf32;
+  refused(mma, "conv_mma has no pool tail");
+}
+
 TEST(ConvDirect, LaunchCoversEveryOutput) {
   for (const ConvCase &c : convCases()) {
     KernelSource k = emitOrFail(emitConvDirect(c.spec));
