@@ -52,6 +52,8 @@ llvm::StringRef tailName(TailKind t) {
     return "row norm + reduce tail";
   case TailKind::Reduce:
     return "reduce tail";
+  case TailKind::Pool:
+    return "pool tail";
   }
   llvm_unreachable("unknown tail kind");
 }

@@ -6,8 +6,8 @@
 //     patterns of kAnchorPatterns from the most to the least ambitious. Every pattern grows
 //     the same way: from the anchor's result follow the single consumer while it is an
 //     elementwise op (the epilogue), then look for the pattern's tail (a norm, a norm and a
-//     reduction). The first pattern that matches takes the ops; every pattern that did not
-//     records why, for `sinterc explain --why`.
+//     reduction, a pool the conv's kernel runs itself). The first pattern that matches takes
+//     the ops; every pattern that did not records why, for `sinterc explain --why`.
 //  2. Standalone ops. Reductions, softmax, pools and norms each take the elementwise chain
 //     that follows them as an epilogue; views stand alone. A pool whose chain ends in a
 //     reduction takes the reduction and its chain too (a Reduce tail), and one that ends in a
@@ -44,6 +44,9 @@ llvm::SmallVector<int, 16> FusionGroup::ops() const {
   if (reduce >= 0)
     all.push_back(reduce);
   all.append(reduceEpilogue.begin(), reduceEpilogue.end());
+  if (pool >= 0)
+    all.push_back(pool);
+  all.append(poolEpilogue.begin(), poolEpilogue.end());
   for (int m : members)
     if (!llvm::is_contained(all, m))
       all.push_back(m);
@@ -56,12 +59,13 @@ namespace {
 /// Def-use facts the matchers ask about.
 struct Context {
   const Graph &graph;
+  FuseOptions options;
   std::vector<llvm::SmallVector<int, 2>> users; ///< ops using each value
   std::vector<bool> isResult;                   ///< value is returned by the graph
   std::vector<int> groupOf;                     ///< op -> group index, -1 while free
 
-  explicit Context(const Graph &g)
-      : graph(g), users(g.values.size()), isResult(g.values.size(), false),
+  Context(const Graph &g, FuseOptions o)
+      : graph(g), options(std::move(o)), users(g.values.size()), isResult(g.values.size(), false),
         groupOf(g.ops.size(), -1) {
     for (size_t i = 0; i < g.ops.size(); ++i)
       for (const Operand &o : g.ops[i].operands)
@@ -250,6 +254,40 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   return std::nullopt;
 }
 
+/// conv -> elementwise* -> max_pool|avg_pool -> elementwise*, where the pool's windows tile
+/// the output (stride = window, no padding or dilation) and the planner's kernel for the conv
+/// can run the pool on its epilogue's values (conv_direct): y never reaches memory.
+MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  if (!isConvAnchor(anchor.kind))
+    return std::string("the anchor is not a convolution");
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int consumer = -1;
+  if (ctx.singleFreeConsumer(end, consumer))
+    return "epilogue stops at " + stop;
+  const Op &pool = ctx.op(consumer);
+  if (pool.kind != OpKind::MaxPool && pool.kind != OpKind::AvgPool)
+    return "epilogue stops at " + stop + "; " + pool.name().str() + " is not a pool";
+  unsigned sd = ctx.graph.type(end).rank() - 2;
+  IntList kernel = pool.getSpatial("kernel_size", sd), stride = pool.getSpatial("stride", sd),
+          padding = pool.getSpatial("padding", sd);
+  IntList dilation =
+      pool.kind == OpKind::MaxPool ? pool.getSpatial("dilation", sd) : IntList(sd, 1);
+  for (unsigned i = 0; i < sd; ++i)
+    if (stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1)
+      return pool.name().str() + " windows do not tile its input (stride = kernel_size, no " +
+             "padding or dilation)";
+  std::string why;
+  if (!ctx.options.anchorRunsPool)
+    return std::string("no convolution kernel runs pools here");
+  if (!ctx.options.anchorRunsPool(ctx.graph, anchor, pool, why))
+    return why;
+  g.pool = consumer;
+  g.output = followChain(ctx, pool.result, g.poolEpilogue, stop);
+  return std::nullopt;
+}
+
 /// anchor -> elementwise*.
 MatchResult matchPlain(const Context &ctx, int root, FusionGroup &g) {
   std::string stop;
@@ -268,6 +306,7 @@ const AnchorPattern kAnchorPatterns[] = {
     {"conv+epilogue+norm+reduce", TailKind::NormReduce, matchNormReduce},
     {"linear+epilogue+rownorm+reduce", TailKind::RowNormReduce, matchRowNormReduce},
     {"conv+epilogue+norm+epilogue", TailKind::Norm, matchNorm},
+    {"conv+epilogue+pool+epilogue", TailKind::Pool, matchPool},
     {"anchor+epilogue", TailKind::None, matchPlain},
 };
 
@@ -387,8 +426,8 @@ void absorbProducers(Context &ctx, int op, FusionGroup &g) {
 
 } // namespace
 
-FusionResult fuse(const Graph &graph) {
-  Context ctx(graph);
+FusionResult fuse(const Graph &graph, const FuseOptions &options) {
+  Context ctx(graph, options);
   FusionResult result;
 
   // 1. Anchors, in graph order.

@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ enum class TailKind : uint8_t {
   NormReduce,    ///< ... -> group_norm / instance_norm -> mean / sum over spatial (+C) dims
   RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
   Reduce,        ///< pool -> elementwise* -> any reduction -> elementwise*
+  Pool, ///< conv -> elementwise* -> max/avg pool whose windows tile the output -> elementwise*
 };
 
 struct FusionGroup {
@@ -50,6 +52,8 @@ struct FusionGroup {
   int reduce = -1;                        ///< the tail's reduction op
   /// Elementwise ops after a Reduce tail's reduction.
   llvm::SmallVector<int, 8> reduceEpilogue;
+  int pool = -1;                          ///< a Pool tail's pool
+  llvm::SmallVector<int, 8> poolEpilogue; ///< elementwise ops after that pool
   /// Elementwise groups: every op of the tree, in graph order (root is the last one).
   llvm::SmallVector<int, 8> members;
   ValueId output = -1; ///< the one value the group produces
@@ -70,8 +74,16 @@ struct FusionResult {
   std::vector<FusionRejection> rejections;
 };
 
+/// What the fuse pass asks of the planner.
+struct FuseOptions {
+  /// Whether the kernel of conv anchor `anchor` can run `pool` on its output (a Pool tail);
+  /// when it cannot, `why` says so. Unset: no conv takes a pool.
+  std::function<bool(const Graph &, const Op &anchor, const Op &pool, std::string &why)>
+      anchorRunsPool;
+};
+
 /// Partitions every op of `graph` (verified, canonicalized) into fusion groups, in an order
 /// that respects data dependencies. Every op belongs to exactly one group.
-FusionResult fuse(const Graph &graph);
+FusionResult fuse(const Graph &graph, const FuseOptions &options = {});
 
 } // namespace sinter

@@ -70,7 +70,13 @@ llvm::Expected<PipelineResult> runPipeline(const Graph &input, const PipelineOpt
     return err;
 
   if (auto err = runPass(r, debug, "fuse", [&]() -> llvm::Expected<bool> {
-        r.fusion = fuse(r.graph);
+        PlanOptions planOptions{options.precision, options.arch, options.normInKernelWherePossible};
+        FuseOptions fuseOptions;
+        fuseOptions.anchorRunsPool = [planOptions](const Graph &g, const Op &anchor, const Op &pool,
+                                                   std::string &why) {
+          return convRunsPool(g, anchor, pool, planOptions, why);
+        };
+        r.fusion = fuse(r.graph, fuseOptions);
         if (debug)
           spdlog::info("fusion groups:\n{}", describeGroups(r.graph, r.fusion));
         return true;

@@ -49,6 +49,13 @@ struct PlanResult {
 llvm::Expected<PlanResult> planGraph(const Graph &graph, const FusionResult &fusion,
                                      const PlanOptions &options);
 
+/// Whether the planner's kernel for conv anchor `anchor` (a conv or conv_transpose) runs
+/// `pool` (a max_pool or avg_pool of its epilogue's result) itself: where the convolution
+/// runs on conv_direct in FFMA and the pool's windows tile its output (ConvPoolTail). The
+/// fuse pass asks this (FuseOptions::anchorRunsPool); `why` says why not.
+bool convRunsPool(const Graph &graph, const Op &anchor, const Op &pool, const PlanOptions &options,
+                  std::string &why);
+
 /// The relative L2 error a plan's results may show against the float64 reference
 /// (ARCHITECTURE.md, "Precision"): 1e-5 when every kernel is fp32-accurate (FFMA or
 /// 3xTF32), 2e-3 when one multiplies in single TF32.

@@ -294,14 +294,54 @@ llvm::Error planConvNormInKernel(PlanBuilder &b, int gi, ConvSpec spec, const No
   return b.launch(std::move(kernel), gi, "anchor + epilogue + group norm", spec.math, slots);
 }
 
+/// The conv anchor's spec with the planner's engine choice made: whether it runs on
+/// conv_igemm (or conv_shift), and its math mode (FFMA on conv_direct, TF32 on conv_mma).
+ConvSpec plannedConvSpec(const Graph &g, const Op &anchor, const PlanOptions &o, bool &igemm) {
+  ConvSpec spec = makeConvSpec(g, anchor);
+  spec.wgmma = o.arch == "sm_90a";
+  igemm = useIgemm(spec) || useShiftSmallGroups(spec, o);
+  spec.math = convMath(igemm, !igemm && useDirectMma(spec, o), o.precision);
+  return spec;
+}
+
+/// The pool tail of `pool` (its windows, the pooled size) without its chain.
+ConvPoolTail makePoolTail(const Graph &g, const Op &pool) {
+  const TensorType &out = g.type(pool.result);
+  unsigned sd = out.rank() - 2;
+  IntList window = pool.getSpatial("kernel_size", sd);
+  ConvPoolTail p;
+  p.max = pool.kind == OpKind::MaxPool;
+  for (unsigned i = 0; i < sd; ++i) {
+    p.window[3 - sd + i] = window[i];
+    p.out[3 - sd + i] = out.shape[2 + i];
+  }
+  return p;
+}
+
+} // namespace
+
+bool convRunsPool(const Graph &graph, const Op &anchor, const Op &pool, const PlanOptions &options,
+                  std::string &why) {
+  bool igemm = false;
+  ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
+  if (igemm || spec.math != MathMode::Ffma) {
+    why = std::string("the convolution runs on ") + (igemm ? "conv_igemm" : "conv_mma") +
+          ", which does not pool its output (conv_direct does)";
+    return false;
+  }
+  spec.kernelName = "conv_direct"; // names the template in `why`
+  spec.pool = makePoolTail(graph, pool);
+  return convDirectRunsPool(spec, &why);
+}
+
+namespace {
+
 llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const Graph &g = b.graph;
   const FusionGroup &grp = b.fusion.groups[gi];
   const Op &anchor = g.ops[grp.root];
-  ConvSpec spec = makeConvSpec(g, anchor);
-  spec.wgmma = b.options.arch == "sm_90a";
-  bool igemm = useIgemm(spec) || useShiftSmallGroups(spec, b.options);
-  spec.math = convMath(igemm, !igemm && useDirectMma(spec, b.options), b.options.precision);
+  bool igemm = false;
+  ConvSpec spec = plannedConvSpec(g, anchor, b.options, igemm);
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);
   SlotMap extra(8);
@@ -315,6 +355,26 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
     return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
+  }
+
+  if (grp.tail == TailKind::Pool) {
+    // The fuse pass took the pool because convRunsPool said this kernel runs it.
+    if (igemm || spec.math != MathMode::Ffma)
+      return makeError(b.where(gi) + ": the pool tail needs the convolution on conv_direct");
+    const Op &pool = g.ops[grp.pool];
+    spec.pool = makePoolTail(g, pool);
+    auto post = chainBody(g, grp.poolEpilogue, pool.result,
+                          IndexSpace::conv(g.type(pool.result).shape), extra);
+    if (!post)
+      return withContext(post.takeError(), b.where(gi));
+    spec.pool->post = *post;
+    spec.kernelName = b.kernelName(gi, "");
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[3] = b.bufferOf(grp.output);
+    return launchConv(b, spec, igemm, gi,
+                      spec.pool->max ? "anchor + epilogue + max pool"
+                                     : "anchor + epilogue + average pool",
+                      slots);
   }
 
   const Op &norm = g.ops[grp.norm];

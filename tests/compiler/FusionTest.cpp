@@ -44,6 +44,8 @@ TEST(Fusion, TwoConsumersEndTheEpilogue) {
   EXPECT_EQ(why(g, f), "conv conv+epilogue+norm+reduce: epilogue stops at %r has 2 consumers\n"
                        "conv linear+epilogue+rownorm+reduce: the anchor is not linear\n"
                        "conv conv+epilogue+norm+epilogue: epilogue stops at %r has 2 "
+                       "consumers\n"
+                       "conv conv+epilogue+pool+epilogue: epilogue stops at %r has 2 "
                        "consumers\n");
 }
 
@@ -63,7 +65,8 @@ TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
   EXPECT_EQ(why(g, f), "linear conv+epilogue+norm+reduce: the anchor is not a convolution\n"
                        "linear linear+epilogue+rownorm+reduce: epilogue stops at add broadcasts "
                        "%y to a larger shape; add is not group_norm\n"
-                       "linear conv+epilogue+norm+epilogue: the anchor is not a convolution\n");
+                       "linear conv+epilogue+norm+epilogue: the anchor is not a convolution\n"
+                       "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n");
 }
 
 TEST(Fusion, GemmRowNormNeedsGroupsThatFitATile) {
@@ -147,6 +150,87 @@ TEST(Fusion, APoolFlowingIntoANormHeldInRegistersTakesIt) {
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   ASSERT_EQ(r->plan.kernels.size(), 1u);
   EXPECT_EQ(r->plan.kernels[0].source.templateName, "row_norm.cuh");
+}
+
+FuseOptions everyConvPools() {
+  FuseOptions o;
+  o.anchorRunsPool = [](const Graph &, const Op &, const Op &, std::string &) { return true; };
+  return o;
+}
+
+TEST(Fusion, AConvTakesAPoolWhoseWindowsTileItsOutputWhenItsKernelRunsIt) {
+  Graph g = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                     "{padding = 1} %r = relu(%y) %p = max_pool(%r) {kernel_size = 2, ceil_mode = "
+                     "true} %s = sigmoid(%p) %m = sum(%s) {dims = [1]} return %m }");
+  FusionResult f = fuse(g, everyConvPools());
+  EXPECT_EQ(patterns(g, f), "conv+epilogue+pool+epilogue[ conv relu max_pool sigmoid ] "
+                            "reduction+epilogue[ sum ] ");
+  ASSERT_EQ(f.groups.size(), 2u);
+  EXPECT_EQ(f.groups[0].tail, TailKind::Pool);
+  EXPECT_EQ(g.ops[f.groups[0].pool].name(), "max_pool");
+  EXPECT_EQ(f.groups[0].poolEpilogue.size(), 1u);
+  // Without a kernel that runs it, the pool keeps its reduction (pool+epilogue+reduce).
+  FusionResult plain = fuse(g);
+  EXPECT_EQ(patterns(g, plain), "anchor+epilogue[ conv relu ] "
+                                "pool+epilogue+reduce[ max_pool sigmoid sum ] ");
+  EXPECT_NE(why(g, plain).find("conv conv+epilogue+pool+epilogue: no convolution kernel runs "
+                               "pools here"),
+            std::string::npos);
+  // The planner's kernel refuses: its reason is the rejection.
+  FuseOptions refuses;
+  refuses.anchorRunsPool = [](const Graph &, const Op &, const Op &, std::string &why) {
+    why = "not today";
+    return false;
+  };
+  EXPECT_NE(why(g, fuse(g, refuses)).find("conv conv+epilogue+pool+epilogue: not today"),
+            std::string::npos);
+}
+
+TEST(Fusion, PoolsWhoseWindowsDoNotTileTheOutputStayPoolKernels) {
+  for (const char *attrs : {"kernel_size = 3, stride = 2", "kernel_size = 2, padding = 1",
+                            "kernel_size = 2, dilation = 2"}) {
+    Graph g = parseOne(std::string("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = "
+                                   "conv(%x, %w) %p = max_pool(%y) {") +
+                       attrs + "} return %p }");
+    FusionResult f = fuse(g, everyConvPools());
+    EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv ] pool+epilogue[ max_pool ] ") << attrs;
+    EXPECT_NE(why(g, f).find("max_pool windows do not tile its input"), std::string::npos) << attrs;
+  }
+}
+
+TEST(Fusion, ThePlannerPoolsInConvDirectOnly) {
+  // 3 -> 16 channels, 27 reduction terms: conv_direct in FFMA runs the pool in its kernel.
+  Graph direct = parseOne("graph g(%x: f32[2,3,10,12], %w: param f32[16,3,3,3], %b: param "
+                          "f32[16]) { %y = conv(%x, %w, %b) {padding = 1} %p = avg_pool(%y) "
+                          "{kernel_size = 2} %o = tanh(%p) return %o }");
+  auto r = runPipeline(direct, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  const KernelSource &k = r->plan.kernels[0].source;
+  EXPECT_EQ(k.templateName, "conv_direct.cuh");
+  EXPECT_EQ(r->plan.kernels[0].role, "anchor + epilogue + average pool");
+  EXPECT_NE(k.source.find("constexpr bool kPool = true;"), std::string::npos);
+  EXPECT_NE(k.tileConfig.find("then its average pool over 2x2 windows"), std::string::npos);
+  // 32 -> 64 channels: conv_igemm (wgmma) on sm_90a, which stores y for a pool kernel.
+  Graph igemm = parseOne("graph g(%x: f32[2,32,10,12], %w: param f32[64,32,3,3]) { %y = "
+                         "conv(%x, %w) {padding = 1} %p = max_pool(%y) {kernel_size = 2} return "
+                         "%p }");
+  r = runPipeline(igemm, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
+  std::string reasons = why(r->graph, r->fusion);
+  EXPECT_NE(reasons.find("conv conv+epilogue+pool+epilogue: the convolution runs on conv_igemm, "
+                         "which does not pool its output (conv_direct does)"),
+            std::string::npos)
+      << reasons;
+  // Windows too large for one thread's accumulators stay a pool kernel, with the reason.
+  Graph wide = parseOne("graph g(%x: f32[1,3,40,40], %w: param f32[4,3,3,3]) { %y = conv(%x, %w) "
+                        "%p = max_pool(%y) {kernel_size = 9} return %p }");
+  r = runPipeline(wide, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
+  EXPECT_NE(why(r->graph, r->fusion).find("do not fit one thread's accumulators"),
+            std::string::npos);
 }
 
 TEST(Canonicalize, DropoutScalarChainsAndDeadOps) {
