@@ -405,6 +405,18 @@ def _(g, s):
     g.ret(g.op("o", "max_pool", r, kernel_size=2))
 
 
+@corpus("conv1d_c4_gelu_avgpool3_ceil")
+def _(g, s):
+    n, l = s(128, 2), s(16383, 401)
+    g.doc = ("Conv1d(4->16, k=5, pad=2) on odd lengths -> GELU -> AvgPool1d(3, ceil_mode) -> "
+             "mul 2")
+    x = g.input("x", [n, 4, l])
+    y = conv(g, "y", x, 16, 5, padding=2)
+    a = g.op("a", "gelu", y)
+    p = g.op("p", "avg_pool", a, kernel_size=3, ceil_mode=True)
+    g.ret(g.op("o", "mul", p, 2.0))
+
+
 @corpus("conv1d_dil_s2_gn_gelu_avgpool")
 def _(g, s):
     n, l = s(128, 2), s(8191, 401)
@@ -561,6 +573,17 @@ def _(g, s):
     y = conv(g, "y", x, 32, 3, padding=1)
     p = g.op("p", "softmax", y, dim=1)
     g.ret(g.op("o", "max_pool", p, kernel_size=3, stride=2, padding=1))
+
+
+@corpus("conv2d_c3_relu_maxpool_sigmoid")
+def _(g, s):
+    n, hw = s(128, 2), s(256, 34)
+    g.doc = "Conv2d(3->32, k=3, pad=1) -> ReLU -> MaxPool2d(2) -> sigmoid"
+    x = g.input("x", [n, 3, hw, hw])
+    y = conv(g, "y", x, 32, 3, padding=1)
+    r = g.op("r", "relu", y)
+    p = g.op("p", "max_pool", r, kernel_size=2)
+    g.ret(g.op("o", "sigmoid", p))
 
 
 @corpus("conv2d_maxpool_mean_c")
@@ -853,6 +876,29 @@ def _(g, s):
     h = batch_norm(g, "n", y)
     p = g.op("p", "avg_pool", h, kernel_size=2, ceil_mode=True)
     g.ret(g.op("o", "avg_pool", p, kernel_size=2))
+
+
+@corpus("convt2d_c3_s2_maxpool_tanh")
+def _(g, s):
+    n, hw = s(128, 2), s(96, 15)
+    g.doc = ("ConvTranspose2d(3->16, k=4, stride=2, pad=1) -> MaxPool2d(2) -> tanh "
+             "(the patches start at output phase 1)")
+    x = g.input("x", [n, 3, hw, hw])
+    y = conv_t(g, "y", x, 16, 4, stride=2, padding=1)
+    p = g.op("p", "max_pool", y, kernel_size=2)
+    g.ret(g.op("o", "tanh", p))
+
+
+@corpus("conv3d_g2_bn_avgpool_ceil_relu")
+def _(g, s):
+    n, d, hw = s(64, 2), s(17, 5), s(63, 11)
+    g.doc = ("Conv3d(4->16, k=3, pad=1, groups=2) on odd sizes -> BatchNorm -> "
+             "AvgPool3d(2, ceil_mode) -> ReLU")
+    x = g.input("x", [n, 4, d, hw, hw])
+    y = conv(g, "y", x, 16, 3, padding=1, groups=2)
+    h = batch_norm(g, "n", y)
+    p = g.op("p", "avg_pool", h, kernel_size=2, ceil_mode=True)
+    g.ret(g.op("o", "relu", p))
 
 
 @corpus("convt3d_softmax_sigmoid")
