@@ -39,6 +39,11 @@
 // [N, C, kPOD, kPOH, kPOW] is stored, after the PoolEpilogue functor (the chain after the
 // pool); the convolution's output never reaches memory.
 //
+// With kSoftmax (one group, every output channel in one thread: kCB == kCout) a softmax or,
+// with kSoftmaxLog, a log_softmax over the channels of each position follows the epilogue
+// in registers, then the SoftmaxEpilogue functor (the chain after it); what is stored, or
+// pooled with kPool, is that result.
+//
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue.
 // x and y must be 8-byte aligned for the float2 paths (runtime buffers are 256-byte pieces).
 // The prologue defines, in namespace cfg, the constants used below and `struct Epilogue`
@@ -155,6 +160,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
                            !kClampTiles && !kAccStats && kStoreOutput),
                 "a pooled patch is whole windows from the output's origin, stored pooled only");
   static_assert(kPool || (kPhaseH == 0 && kPhaseW == 0 && kPKD == 1), "phases are for pools");
+  static_assert(!kSoftmax || (kCB == kCout && kCoutG == kCout && !kAccStats && kStoreOutput),
+                "a softmax over channels needs every channel of one group in one thread");
 
   __shared__ __align__(16) float sw[kWeightsShared ? kWeightFloats : 4];
 
@@ -197,6 +204,47 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
       for (int i = 0; i < kWinW; ++i)
         pooled[c][j][i] = kPoolMax ? -sinter::kInf : 0.f;
 
+  // kSoftmax: the epilogue, the softmax over the channels of each position of the patch and
+  // the chain after it, in place: a then holds what is stored or pooled.
+  auto channelSoftmax = [&](float(&a)[kCB][kVH][kVW], int od) {
+    if (!active)
+      return;
+    const cfg::Epilogue epilogue;
+    const cfg::SoftmaxEpilogue post;
+    const float *__restrict__ bias = sinter::slot<const float>(b, 2);
+#pragma unroll
+    for (int j = 0; j < kVH; ++j) {
+      if (!me.rowOk(j))
+        continue;
+      const i64 rowBase = ((i64)od * kOH + oh0 + j) * kOW;
+#pragma unroll
+      for (int i = 0; i < kVW; ++i) {
+        if (!me.colOk(i))
+          continue;
+        float m = -sinter::kInf;
+#pragma unroll
+        for (int c = 0; c < kCB; ++c) {
+          const float v = kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i];
+          a[c][j][i] = epilogue(v, n, c, rowBase + ow0 + i, b);
+          m = fmaxf(m, a[c][j][i]); // NaN stays out of the max and makes the sum NaN
+        }
+        float sum = 0.f;
+#pragma unroll
+        for (int c = 0; c < kCB; ++c) {
+          const float t = expf(a[c][j][i] - m);
+          sum += t;
+          if constexpr (!kSoftmaxLog)
+            a[c][j][i] = t;
+        }
+        const float k = kSoftmaxLog ? m + logf(sum) : 1.f / sum;
+#pragma unroll
+        for (int c = 0; c < kCB; ++c)
+          a[c][j][i] =
+              post(kSoftmaxLog ? a[c][j][i] - k : a[c][j][i] * k, n, c, rowBase + ow0 + i, b);
+      }
+    }
+  };
+
   // kPool: folds the epilogue's values of the patch at depth od into the patch's windows.
   auto foldIntoWindows = [&](const float(&a)[kCB][kVH][kVW],
                              float(&win)[kPool ? kCB : 1][kWinH][kWinW], int od) {
@@ -217,8 +265,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         for (int i = 0; i < kVW; ++i) {
           if (!me.colOk(i))
             continue;
-          const float v =
-              epilogue(kHasBias ? a[c][j][i] + bv : a[c][j][i], n, co, rowBase + ow0 + i, b);
+          const float v = kSoftmax ? a[c][j][i]
+                                   : epilogue(kHasBias ? a[c][j][i] + bv : a[c][j][i], n, co,
+                                              rowBase + ow0 + i, b);
           float &m = win[kPool ? c : 0][kPool ? j / kPKH : 0][kPool ? i / kPKW : 0];
           if constexpr (kPoolMax) {
             if (v > m || v != v) // NaN propagates, as in PyTorch's max pool
@@ -470,6 +519,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         }
       }
     }
+    if constexpr (kSoftmax)
+      channelSoftmax(acc, od);
     if constexpr (kPool)
       foldIntoWindows(acc, pooled, od);
   } // depths
@@ -521,7 +572,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         if (!ok[i])
           continue;
         // (acc + 0.f is not acc for -0.f, so the compiler keeps the add unless told.)
-        v[i] = epilogue(kHasBias ? acc[c][j][i] + bv : acc[c][j][i], n, co, rowBase + ow, b);
+        v[i] = kSoftmax
+                   ? acc[c][j][i]
+                   : epilogue(kHasBias ? acc[c][j][i] + bv : acc[c][j][i], n, co, rowBase + ow, b);
         if constexpr (kAccStats) {
           red[2 * c] += v[i];
           red[2 * c + 1] = fmaf(v[i], v[i], red[2 * c + 1]);

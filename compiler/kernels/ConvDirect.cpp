@@ -150,11 +150,12 @@ bool evenPatchColumns(const ConvSpec &s, int vw, int alignW, int phaseW = 0) {
 /// The first rule (kept for shallow patches, where it was measured best with prefetching).
 Tiling shallowTiling(const ConvSpec &s, int64_t coutG) {
   Tiling t;
-  t.cb = int(coutG <= 32 ? coutG : 16);
+  // A softmax over the channels needs them all in one thread (checkChannelSoftmax).
+  t.cb = int(s.softmax || coutG <= 32 ? coutG : 16);
   int sh = s.transposed ? int(s.stride[1]) : 1;
   t.vw = s.transposed ? int(s.stride[2]) : 1;
   // Keep at least one full phase of rows; shrink the channel block if even that is too much.
-  while (t.cb > 4 && t.cb * t.vw * sh > kAccumulatorBudget)
+  while (!s.softmax && t.cb > 4 && t.cb * t.vw * sh > kAccumulatorBudget)
     t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
   int64_t rows = s.out[1] + t.alignH;
   int maxVh = std::max(sh, std::min(8, kAccumulatorBudget / (t.cb * t.vw)) / sh * sh);
@@ -217,10 +218,11 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   Tiling t = shallowTiling(s, coutG);
   t.alignH = alignH, t.alignW = alignW;
   if (t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw) >= kPrefetchBelowFmas) {
-    // Search channel blocks that divide the group, and heights and widths of whole phases.
+    // Search channel blocks that divide the group (all of them for a softmax over the
+    // channels), and heights and widths of whole phases.
     double best = 1e30;
-    for (int cb = 1; cb <= std::min<int64_t>(coutG, 32); ++cb) {
-      if (coutG % cb)
+    for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
+      if (coutG % cb || (s.softmax && cb != coutG))
         continue;
       for (int vw = sw; vw <= std::max(sw, 4); vw += sw)
         for (int vh = sh; vh <= std::max(sh, 8); vh += sh) {
@@ -281,9 +283,9 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   auto registers = [&](int cb, int vh, int vw) {
     return cb * vh * vw + cb * (vh / p.window[1]) * (vw / p.window[2]);
   };
-  t.cb = int(coutG <= 32 ? coutG : 16);
+  t.cb = int(s.softmax || coutG <= 32 ? coutG : 16);
   t.vh = stepH, t.vw = stepW;
-  while (t.cb > 4 && registers(t.cb, t.vh, t.vw) > kAccumulatorBudget)
+  while (!s.softmax && t.cb > 4 && registers(t.cb, t.vh, t.vw) > kAccumulatorBudget)
     t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
   bool shallow = registers(t.cb, t.vh, t.vw) <= kAccumulatorBudget &&
                  t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW) <
@@ -296,8 +298,8 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     Tiling first = t;
     t.cb = 0;
     double best = 1e30;
-    for (int cb = 1; cb <= std::min<int64_t>(coutG, 32); ++cb) {
-      if (coutG % cb)
+    for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
+      if (coutG % cb || (s.softmax && cb != coutG))
         continue;
       for (int vw = stepW; vw <= std::max(stepW, 4); vw += stepW)
         for (int vh = stepH; vh <= std::max(stepH, 8); vh += stepH) {
@@ -310,8 +312,8 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
           }
         }
     }
-    if (t.cb == 0) // no blocking within the budgets: the smallest (checkPoolTail bounds it)
-      t.cb = 1, t.vh = first.vh, t.vw = first.vw;
+    if (t.cb == 0) // no blocking within the budgets: the smallest (the checks bound it)
+      t.cb = s.softmax ? first.cb : 1, t.vh = first.vh, t.vw = first.vw;
   }
   if (tuning.channelsPerThread > 0)
     t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
@@ -357,6 +359,27 @@ llvm::Error checkPoolTail(const ConvSpec &s) {
   return llvm::Error::success();
 }
 
+/// What a softmax over the channels needs (ConvChannelSoftmax): one group, the output stored
+/// without statistics, and all channels of the smallest patch (one phase or window) within
+/// one thread's accumulators.
+llvm::Error checkChannelSoftmax(const ConvSpec &s) {
+  auto fail = [&](const llvm::Twine &why) { return makeError(s.kernelName + ": " + why); };
+  if (s.groups != 1)
+    return fail("a softmax over the channels of a grouped convolution spans its groups");
+  if (!s.storeOutput || s.accumulateStats || s.normTail)
+    return fail("a softmax over the channels is stored, without statistics");
+  int64_t vh = s.transposed ? s.stride[1] : 1, vw = s.transposed ? s.stride[2] : 1;
+  int64_t windows = 0;
+  if (s.pool) {
+    vh = std::lcm<int64_t>(vh, s.pool->window[1]), vw = std::lcm<int64_t>(vw, s.pool->window[2]);
+    windows = vh * vw / (s.pool->window[1] * s.pool->window[2]);
+  }
+  if (s.Cout * (vh * vw + windows) > kAccumulatorBudget)
+    return fail("a softmax over " + llvm::Twine(s.Cout) + " channels of " + llvm::Twine(vh) + "x" +
+                llvm::Twine(vw) + " positions does not fit one thread's accumulators");
+  return llvm::Error::success();
+}
+
 /// Resident blocks the prefetching loop's registers should allow: its live values are the
 /// accumulators, two patches (current and next), one tap's weights and about 24 addresses,
 /// flags and counters. Left free, ptxas gave the corpus's 16-channel 2x2 transposed kernels
@@ -374,12 +397,14 @@ int64_t prefetchMinBlocks(const ConvSpec &s, const Tiling &t, int64_t threads) {
 
 } // namespace
 
-bool convDirectRunsPool(const ConvSpec &s, std::string *why) {
+bool convDirectRunsTails(const ConvSpec &s, std::string *why) {
   llvm::Error err = checkDirectConvSpec(s);
   if (!err && s.pool)
     err = checkPoolTail(s);
+  if (!err && s.softmax)
+    err = checkChannelSoftmax(s);
   if (!err)
-    return s.pool.has_value();
+    return true;
   std::string msg = llvm::toString(std::move(err));
   if (why)
     *why = msg;
@@ -399,6 +424,9 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
     return makeError(s.kernelName + ": conv_direct computes in fp32 FMA or, on conv_mma, TF32");
   if (s.pool)
     if (llvm::Error err = checkPoolTail(s))
+      return err;
+  if (s.softmax)
+    if (llvm::Error err = checkChannelSoftmax(s))
       return err;
   Tiling t = s.pool ? choosePooledTiling(s, tuning) : chooseTiling(s, tuning);
   int64_t cinG = s.Cin / s.groups;
@@ -440,6 +468,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constant("kCBlocks", t.cBlocks);
   w.constantBool("kPool", s.pool.has_value());
   w.constantBool("kPoolMax", s.pool && s.pool->max);
+  w.constantBool("kSoftmax", s.softmax.has_value());
+  w.constantBool("kSoftmaxLog", s.softmax && s.softmax->log);
   w.constant("kPhaseH", t.phaseH);
   w.constant("kPhaseW", t.phaseW);
   static const char *dimNames[3] = {"D", "H", "W"};
@@ -450,6 +480,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.code("namespace cfg {");
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PoolEpilogue", s.pool ? s.pool->post : FunctorBody());
+  w.anchorEpilogue("SoftmaxEpilogue", s.softmax ? s.softmax->post : FunctorBody());
   w.code("} // namespace cfg");
 
   KernelSource k;
@@ -463,6 +494,9 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
                  " threads" + (prefetch ? ", prefetching" : "") + (t.vecX ? ", float2 rows" : "") +
                  (t.clampTiles ? ", clamped edge tiles" : "") + ", weights in " +
                  (weightsShared ? "shared memory" : "L1");
+  if (s.softmax)
+    k.tileConfig += std::string(", then a ") + (s.softmax->log ? "log_softmax" : "softmax") +
+                    " over its " + std::to_string(s.Cout) + " channels";
   if (s.pool) {
     const auto &win = s.pool->window;
     k.tileConfig += std::string(", then its ") + (s.pool->max ? "max" : "average") + " pool over " +

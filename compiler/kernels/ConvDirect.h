@@ -20,10 +20,11 @@ namespace sinter {
 /// the attributes, groups dividing the channels, grid limits); the error names the kernel.
 llvm::Error checkDirectConvSpec(const ConvSpec &s);
 
-/// Whether conv_direct runs `s` with its pool tail (s.pool: windows that tile the output,
-/// storing the pooled tensor only, whole windows within one thread's accumulators); `why`
-/// (when given) receives the reason it does not.
-bool convDirectRunsPool(const ConvSpec &s, std::string *why);
+/// Whether conv_direct runs `s` with its tails: a pool (s.pool: windows that tile the output,
+/// storing the pooled tensor only, whole windows within one thread's accumulators) and a
+/// softmax over the channels (s.softmax: one group, its channels within one thread's
+/// accumulators); `why` (when given) receives the reason it does not.
+bool convDirectRunsTails(const ConvSpec &s, std::string *why);
 
 /// The prologue constants of a direct convolution's shape that conv_direct.cuh and
 /// conv_mma.cuh share (kTransposed, channel counts, per-dim sizes and attributes, kHasBias,

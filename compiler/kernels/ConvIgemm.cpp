@@ -345,8 +345,9 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
 /// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.
 llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                                                       const ConvIgemmTile *tile) {
-  if (s.pool)
-    return makeError(s.kernelName + ": conv_igemm has no pool tail (conv_direct runs pools)");
+  if (s.pool || s.softmax)
+    return makeError(s.kernelName +
+                     ": conv_igemm has no pool or softmax tail (conv_direct runs them)");
   // The output sizes must follow from the attributes (transposed: output_padding is folded
   // into `out`, so only a lower bound holds).
   for (int d = 0; d < 3; ++d) {

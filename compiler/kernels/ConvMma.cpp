@@ -461,8 +461,9 @@ llvm::Error checkMmaSpec(const ConvSpec &s) {
     return err;
   if (s.math != MathMode::Tf32)
     return makeError(s.kernelName + ": conv_mma computes in TF32 only");
-  if (s.pool)
-    return makeError(s.kernelName + ": conv_mma has no pool tail (conv_direct runs pools)");
+  if (s.pool || s.softmax)
+    return makeError(s.kernelName +
+                     ": conv_mma has no pool or softmax tail (conv_direct runs them)");
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);

@@ -44,6 +44,15 @@ struct ConvPoolTail {
   FunctorBody post;
 };
 
+/// A softmax (or log_softmax) over the output channels that the convolution's kernel runs on
+/// its epilogue's values (conv_direct only, one group, all channels in one thread), followed
+/// by `post`, the chain after it (anchor-epilogue form). With a pool tail too, the pool takes
+/// the result.
+struct ConvChannelSoftmax {
+  bool log = false;
+  FunctorBody post;
+};
+
 /// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
 /// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
 /// stride/dilation = {1, ...}, padding = {0, ...}. `out` already includes output_padding.
@@ -75,6 +84,9 @@ struct ConvSpec {
   /// A pool of y the kernel runs itself (conv_direct only; storeOutput, no statistics): y
   /// never reaches memory, the pooled tensor goes to slot 3. See ConvPoolTail.
   std::optional<ConvPoolTail> pool;
+  /// A softmax over the channels the kernel runs itself (conv_direct only; storeOutput, no
+  /// statistics). See ConvChannelSoftmax.
+  std::optional<ConvChannelSoftmax> softmax;
 };
 
 /// Elements of a D x H x W extent (ConvSpec's spatial arrays).

@@ -227,6 +227,37 @@ inline std::vector<ConvSpec> pooledCases() {
   };
 }
 
+/// Convolutions followed by a softmax or log_softmax over their channels in the same kernel
+/// (ConvSpec::softmax), alone and before a pool; CPU test only, as pooledCases.
+inline std::vector<ConvSpec> softmaxCases() {
+  auto withSoftmax = [](ConvSpec s, bool log, const char *post) {
+    s.epilogue.code = kRelu;
+    s.softmax = ConvChannelSoftmax{log, FunctorBody{post}};
+    return s;
+  };
+  std::vector<ConvSpec> cs = {
+      withSoftmax(conv("s2d_softmax32", false, 2, 2, 3, 32, 1, {1, 19, 23}, {1, 3, 3}, {1, 1, 1},
+                       {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                  false, "return 2.f * v;"),
+      withSoftmax(conv("s1d_logsoftmax16", false, 1, 2, 4, 16, 1, {1, 1, 50}, {1, 1, 5}, {1, 1, 1},
+                       {0, 0, 2}, {1, 1, 1}, {0, 0, 0}, false),
+                  true, "return v;"),
+      withSoftmax(conv("st2d_s2_softmax8", true, 2, 2, 3, 8, 1, {1, 9, 10}, {1, 4, 4}, {1, 2, 2},
+                       {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                  false, "return v;"),
+  };
+  ConvSpec pooled = withSoftmax(conv("s2d_softmax16_avgpool2", false, 2, 2, 3, 16, 1, {1, 17, 21},
+                                     {1, 3, 3}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                                true, "return v;");
+  ConvPoolTail p;
+  p.max = false;
+  p.window = {1, 2, 2};
+  p.out = {1, 8, 10};
+  pooled.pool = p;
+  cs.push_back(pooled);
+  return cs;
+}
+
 /// Other blockings of the workload kernels, timed against the emitter's choice:
 /// {channels, rows, threads, columns, prefetch, minBlocks} (ConvDirectTuning).
 struct Variant {

@@ -148,6 +148,34 @@ TEST(ConvDirect, PooledPatchesAreWholeWindowsOverThePooledOutput) {
   }
 }
 
+TEST(ConvDirect, ChannelSoftmaxCasesHoldEveryChannelAndCompileWithoutSpills) {
+  for (const ConvSpec &s : softmaxCases()) {
+    KernelSource k = emitOrFail(emitConvDirect(s));
+    EXPECT_NE(k.source.find("constexpr bool kSoftmax = true;"), std::string::npos) << s.kernelName;
+    EXPECT_NE(k.source.find("constexpr int kCB = " + std::to_string(s.Cout) + ";"),
+              std::string::npos)
+        << s.kernelName;
+    EXPECT_EQ(k.launch.grid[1], 1u) << s.kernelName; // one channel block
+    for (const char *arch : {"sm_90a", "sm_80"}) {
+      NvrtcResult r = compile(k, arch);
+      EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
+      EXPECT_EQ(spillBytes(r.log), 0)
+          << s.kernelName << " (" << k.tileConfig << ") for " << arch << ":\n"
+          << r.log;
+    }
+  }
+  // Refused: a grouped convolution (the softmax spans groups), and channels that do not fit.
+  ConvSpec grouped = softmaxCases()[1]; // 4 -> 16 channels
+  grouped.groups = 2;
+  EXPECT_NE(errorOf(emitConvDirect(grouped)).find("spans its groups"), std::string::npos);
+  ConvSpec wide = softmaxCases()[2]; // transposed, stride 2: whole 2x2 phases of positions
+  wide.Cout = 32;
+  EXPECT_NE(errorOf(emitConvDirect(wide))
+                .find("a softmax over 32 channels of 2x2 positions does not fit one thread's "
+                      "accumulators"),
+            std::string::npos);
+}
+
 TEST(ConvDirect, RefusesPoolsItCannotRun) {
   ConvSpec base = pooledCases()[1]; // 2-D, 19 x 23 output, 2 x 2 windows
   auto refused = [](ConvSpec s, const char *what) {
@@ -166,7 +194,7 @@ TEST(ConvDirect, RefusesPoolsItCannotRun) {
   refused(huge, "do not fit one thread's accumulators");
   ConvSpec mma = base;
   mma.math = MathMode::Tf32;
-  refused(mma, "conv_mma has no pool tail");
+  refused(mma, "conv_mma has no pool or softmax tail");
 }
 
 TEST(ConvDirect, LaunchCoversEveryOutput) {
