@@ -54,6 +54,8 @@ llvm::StringRef tailName(TailKind t) {
     return "reduce tail";
   case TailKind::Pool:
     return "pool tail";
+  case TailKind::Softmax:
+    return "softmax tail";
   }
   llvm_unreachable("unknown tail kind");
 }

@@ -6,8 +6,9 @@
 //     patterns of kAnchorPatterns from the most to the least ambitious. Every pattern grows
 //     the same way: from the anchor's result follow the single consumer while it is an
 //     elementwise op (the epilogue), then look for the pattern's tail (a norm, a norm and a
-//     reduction, a pool the conv's kernel runs itself). The first pattern that matches takes
-//     the ops; every pattern that did not records why, for `sinterc explain --why`.
+//     reduction, a softmax over the channels or a pool the conv's kernel runs itself). The
+//     first pattern that matches takes the ops; every pattern that did not records why, for
+//     `sinterc explain --why`.
 //  2. Standalone ops. Reductions, softmax, pools and norms each take the elementwise chain
 //     that follows them as an epilogue; views stand alone. A pool whose chain ends in a
 //     reduction takes the reduction and its chain too (a Reduce tail), and one that ends in a
@@ -44,6 +45,9 @@ llvm::SmallVector<int, 16> FusionGroup::ops() const {
   if (reduce >= 0)
     all.push_back(reduce);
   all.append(reduceEpilogue.begin(), reduceEpilogue.end());
+  if (softmax >= 0)
+    all.push_back(softmax);
+  all.append(softmaxEpilogue.begin(), softmaxEpilogue.end());
   if (pool >= 0)
     all.push_back(pool);
   all.append(poolEpilogue.begin(), poolEpilogue.end());
@@ -254,6 +258,47 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   return std::nullopt;
 }
 
+/// Why pool `pool`'s windows do not tile its input (stride = window, no padding or dilation),
+/// or nullopt when they do.
+std::optional<std::string> poolWindowsVeto(const Context &ctx, const Op &pool) {
+  unsigned sd = ctx.graph.type(pool.operands[0].value).rank() - 2;
+  IntList kernel = pool.getSpatial("kernel_size", sd), stride = pool.getSpatial("stride", sd),
+          padding = pool.getSpatial("padding", sd);
+  IntList dilation =
+      pool.kind == OpKind::MaxPool ? pool.getSpatial("dilation", sd) : IntList(sd, 1);
+  for (unsigned i = 0; i < sd; ++i)
+    if (stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1)
+      return pool.name().str() + " windows do not tile its input (stride = kernel_size, no " +
+             "padding or dilation)";
+  return std::nullopt;
+}
+
+/// The pool that value `v` flows into as its single free consumer, or -1; `why` receives why
+/// not when there is a pool that does not fit.
+int poolConsumer(const Context &ctx, ValueId v, std::string &why) {
+  int consumer = -1;
+  if (ctx.singleFreeConsumer(v, consumer))
+    return -1;
+  const Op &pool = ctx.op(consumer);
+  if (pool.kind != OpKind::MaxPool && pool.kind != OpKind::AvgPool)
+    return -1;
+  if (auto veto = poolWindowsVeto(ctx, pool)) {
+    why = *veto;
+    return -1;
+  }
+  return consumer;
+}
+
+/// Whether the planner's kernel for `anchor` runs the tail; `why` receives why not.
+bool runsTail(const Context &ctx, const Op &anchor, const Op *softmax, const Op *pool,
+              std::string &why) {
+  if (!ctx.options.anchorRunsTail) {
+    why = "no convolution kernel runs softmax or pool tails here";
+    return false;
+  }
+  return ctx.options.anchorRunsTail(ctx.graph, anchor, softmax, pool, why);
+}
+
 /// conv -> elementwise* -> max_pool|avg_pool -> elementwise*, where the pool's windows tile
 /// the output (stride = window, no padding or dilation) and the planner's kernel for the conv
 /// can run the pool on its epilogue's values (conv_direct): y never reaches memory.
@@ -266,25 +311,51 @@ MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
   int consumer = -1;
   if (ctx.singleFreeConsumer(end, consumer))
     return "epilogue stops at " + stop;
-  const Op &pool = ctx.op(consumer);
-  if (pool.kind != OpKind::MaxPool && pool.kind != OpKind::AvgPool)
-    return "epilogue stops at " + stop + "; " + pool.name().str() + " is not a pool";
-  unsigned sd = ctx.graph.type(end).rank() - 2;
-  IntList kernel = pool.getSpatial("kernel_size", sd), stride = pool.getSpatial("stride", sd),
-          padding = pool.getSpatial("padding", sd);
-  IntList dilation =
-      pool.kind == OpKind::MaxPool ? pool.getSpatial("dilation", sd) : IntList(sd, 1);
-  for (unsigned i = 0; i < sd; ++i)
-    if (stride[i] != kernel[i] || padding[i] != 0 || dilation[i] != 1)
-      return pool.name().str() + " windows do not tile its input (stride = kernel_size, no " +
-             "padding or dilation)";
   std::string why;
-  if (!ctx.options.anchorRunsPool)
-    return std::string("no convolution kernel runs pools here");
-  if (!ctx.options.anchorRunsPool(ctx.graph, anchor, pool, why))
+  int pool = poolConsumer(ctx, end, why);
+  if (pool < 0)
+    return why.empty() ? "epilogue stops at " + stop + "; " + ctx.op(consumer).name().str() +
+                             " is not a pool"
+                       : why;
+  if (!runsTail(ctx, anchor, nullptr, &ctx.op(pool), why))
     return why;
-  g.pool = consumer;
-  g.output = followChain(ctx, pool.result, g.poolEpilogue, stop);
+  g.pool = pool;
+  g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
+  return std::nullopt;
+}
+
+/// conv -> elementwise* -> softmax|log_softmax over the channels -> elementwise*, then
+/// optionally a pool as matchPool's: the planner's kernel for the conv holds every channel of
+/// a position (conv_direct, one group), so the softmax runs in its registers.
+MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  if (!isConvAnchor(anchor.kind))
+    return std::string("the anchor is not a convolution");
+  std::string stop;
+  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  int consumer = -1;
+  if (ctx.singleFreeConsumer(end, consumer))
+    return "epilogue stops at " + stop;
+  const Op &softmax = ctx.op(consumer);
+  if (softmax.kind != OpKind::Softmax && softmax.kind != OpKind::LogSoftmax)
+    return "epilogue stops at " + stop + "; " + softmax.name().str() + " is not a softmax";
+  int64_t dim = softmax.getInt("dim");
+  if (dim != 1 && dim != 1 - int64_t(ctx.graph.type(end).rank()))
+    return softmax.name().str() + " is not over the channels (dim 1)";
+  g.softmax = consumer;
+  ValueId after = followChain(ctx, softmax.result, g.softmaxEpilogue, stop);
+  // The pool too, where its windows tile the output and the kernel can hold them.
+  std::string why;
+  int pool = poolConsumer(ctx, after, why);
+  if (pool >= 0 && runsTail(ctx, anchor, &softmax, &ctx.op(pool), why)) {
+    g.pattern = "conv+epilogue+softmax+epilogue+pool+epilogue";
+    g.pool = pool;
+    g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
+    return std::nullopt;
+  }
+  if (!runsTail(ctx, anchor, &softmax, nullptr, why))
+    return why;
+  g.output = after;
   return std::nullopt;
 }
 
@@ -306,6 +377,7 @@ const AnchorPattern kAnchorPatterns[] = {
     {"conv+epilogue+norm+reduce", TailKind::NormReduce, matchNormReduce},
     {"linear+epilogue+rownorm+reduce", TailKind::RowNormReduce, matchRowNormReduce},
     {"conv+epilogue+norm+epilogue", TailKind::Norm, matchNorm},
+    {"conv+epilogue+softmax+epilogue", TailKind::Softmax, matchSoftmax},
     {"conv+epilogue+pool+epilogue", TailKind::Pool, matchPool},
     {"anchor+epilogue", TailKind::None, matchPlain},
 };

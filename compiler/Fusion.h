@@ -39,6 +39,9 @@ enum class TailKind : uint8_t {
   RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
   Reduce,        ///< pool -> elementwise* -> any reduction -> elementwise*
   Pool, ///< conv -> elementwise* -> max/avg pool whose windows tile the output -> elementwise*
+  /// conv -> elementwise* -> softmax / log_softmax over the channels -> elementwise*, and
+  /// optionally a Pool tail's pool and chain after that
+  Softmax,
 };
 
 struct FusionGroup {
@@ -52,8 +55,10 @@ struct FusionGroup {
   int reduce = -1;                        ///< the tail's reduction op
   /// Elementwise ops after a Reduce tail's reduction.
   llvm::SmallVector<int, 8> reduceEpilogue;
-  int pool = -1;                          ///< a Pool tail's pool
-  llvm::SmallVector<int, 8> poolEpilogue; ///< elementwise ops after that pool
+  int softmax = -1;                          ///< a Softmax tail's softmax
+  llvm::SmallVector<int, 8> softmaxEpilogue; ///< elementwise ops after that softmax
+  int pool = -1;                             ///< a Pool (or Softmax) tail's pool
+  llvm::SmallVector<int, 8> poolEpilogue;    ///< elementwise ops after that pool
   /// Elementwise groups: every op of the tree, in graph order (root is the last one).
   llvm::SmallVector<int, 8> members;
   ValueId output = -1; ///< the one value the group produces
@@ -76,10 +81,12 @@ struct FusionResult {
 
 /// What the fuse pass asks of the planner.
 struct FuseOptions {
-  /// Whether the kernel of conv anchor `anchor` can run `pool` on its output (a Pool tail);
-  /// when it cannot, `why` says so. Unset: no conv takes a pool.
-  std::function<bool(const Graph &, const Op &anchor, const Op &pool, std::string &why)>
-      anchorRunsPool;
+  /// Whether the kernel of conv anchor `anchor` can run, after its epilogue, `softmax` (a
+  /// softmax over the channels) and then `pool` (either may be null); when it cannot, `why`
+  /// says so. Unset: no conv takes either.
+  std::function<bool(const Graph &, const Op &anchor, const Op *softmax, const Op *pool,
+                     std::string &why)>
+      anchorRunsTail;
 };
 
 /// Partitions every op of `graph` (verified, canonicalized) into fusion groups, in an order

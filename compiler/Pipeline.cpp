@@ -72,9 +72,10 @@ llvm::Expected<PipelineResult> runPipeline(const Graph &input, const PipelineOpt
   if (auto err = runPass(r, debug, "fuse", [&]() -> llvm::Expected<bool> {
         PlanOptions planOptions{options.precision, options.arch, options.normInKernelWherePossible};
         FuseOptions fuseOptions;
-        fuseOptions.anchorRunsPool = [planOptions](const Graph &g, const Op &anchor, const Op &pool,
+        fuseOptions.anchorRunsTail = [planOptions](const Graph &g, const Op &anchor,
+                                                   const Op *softmax, const Op *pool,
                                                    std::string &why) {
-          return convRunsPool(g, anchor, pool, planOptions, why);
+          return convRunsTail(g, anchor, softmax, pool, planOptions, why);
         };
         r.fusion = fuse(r.graph, fuseOptions);
         if (debug)

@@ -49,12 +49,14 @@ struct PlanResult {
 llvm::Expected<PlanResult> planGraph(const Graph &graph, const FusionResult &fusion,
                                      const PlanOptions &options);
 
-/// Whether the planner's kernel for conv anchor `anchor` (a conv or conv_transpose) runs
-/// `pool` (a max_pool or avg_pool of its epilogue's result) itself: where the convolution
-/// runs on conv_direct in FFMA and the pool's windows tile its output (ConvPoolTail). The
-/// fuse pass asks this (FuseOptions::anchorRunsPool); `why` says why not.
-bool convRunsPool(const Graph &graph, const Op &anchor, const Op &pool, const PlanOptions &options,
-                  std::string &why);
+/// Whether the planner's kernel for conv anchor `anchor` (a conv or conv_transpose) runs,
+/// after its epilogue, `softmax` (a softmax or log_softmax over the channels) and then `pool`
+/// (a max_pool or avg_pool whose windows tile its input) itself; either may be null. It does
+/// where the convolution runs on conv_direct in FFMA and the tails fit a thread's registers
+/// (ConvChannelSoftmax, ConvPoolTail). The fuse pass asks this (FuseOptions::anchorRunsTail);
+/// `why` says why not.
+bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const Op *pool,
+                  const PlanOptions &options, std::string &why);
 
 /// The relative L2 error a plan's results may show against the float64 reference
 /// (ARCHITECTURE.md, "Precision"): 1e-5 when every kernel is fp32-accurate (FFMA or

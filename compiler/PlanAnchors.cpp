@@ -320,18 +320,22 @@ ConvPoolTail makePoolTail(const Graph &g, const Op &pool) {
 
 } // namespace
 
-bool convRunsPool(const Graph &graph, const Op &anchor, const Op &pool, const PlanOptions &options,
-                  std::string &why) {
+bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const Op *pool,
+                  const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
   if (igemm || spec.math != MathMode::Ffma) {
     why = std::string("the convolution runs on ") + (igemm ? "conv_igemm" : "conv_mma") +
-          ", which does not pool its output (conv_direct does)";
+          ", which does not " + (softmax ? "take a softmax over the channels" : "pool") +
+          " in its kernel (conv_direct does)";
     return false;
   }
   spec.kernelName = "conv_direct"; // names the template in `why`
-  spec.pool = makePoolTail(graph, pool);
-  return convDirectRunsPool(spec, &why);
+  if (softmax)
+    spec.softmax = ConvChannelSoftmax{softmax->kind == OpKind::LogSoftmax, FunctorBody()};
+  if (pool)
+    spec.pool = makePoolTail(graph, *pool);
+  return convDirectRunsTails(spec, &why);
 }
 
 namespace {
@@ -357,24 +361,35 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
   }
 
-  if (grp.tail == TailKind::Pool) {
-    // The fuse pass took the pool because convRunsPool said this kernel runs it.
+  if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {
+    // The fuse pass took these ops because convRunsTail said this kernel runs them.
     if (igemm || spec.math != MathMode::Ffma)
-      return makeError(b.where(gi) + ": the pool tail needs the convolution on conv_direct");
-    const Op &pool = g.ops[grp.pool];
-    spec.pool = makePoolTail(g, pool);
-    auto post = chainBody(g, grp.poolEpilogue, pool.result,
-                          IndexSpace::conv(g.type(pool.result).shape), extra);
-    if (!post)
-      return withContext(post.takeError(), b.where(gi));
-    spec.pool->post = *post;
+      return makeError(b.where(gi) + ": a softmax or pool tail needs the convolution on " +
+                       "conv_direct");
+    std::string role = "anchor + epilogue";
+    if (grp.softmax >= 0) {
+      const Op &softmax = g.ops[grp.softmax];
+      auto post = chainBody(g, grp.softmaxEpilogue, softmax.result,
+                            IndexSpace::conv(g.type(softmax.result).shape), extra);
+      if (!post)
+        return withContext(post.takeError(), b.where(gi));
+      spec.softmax = ConvChannelSoftmax{softmax.kind == OpKind::LogSoftmax, *post};
+      role += spec.softmax->log ? " + log_softmax" : " + softmax";
+    }
+    if (grp.pool >= 0) {
+      const Op &pool = g.ops[grp.pool];
+      spec.pool = makePoolTail(g, pool);
+      auto post = chainBody(g, grp.poolEpilogue, pool.result,
+                            IndexSpace::conv(g.type(pool.result).shape), extra);
+      if (!post)
+        return withContext(post.takeError(), b.where(gi));
+      spec.pool->post = *post;
+      role += spec.pool->max ? " + max pool" : " + average pool";
+    }
     spec.kernelName = b.kernelName(gi, "");
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
-    return launchConv(b, spec, igemm, gi,
-                      spec.pool->max ? "anchor + epilogue + max pool"
-                                     : "anchor + epilogue + average pool",
-                      slots);
+    return launchConv(b, spec, igemm, gi, role, slots);
   }
 
   const Op &norm = g.ops[grp.norm];

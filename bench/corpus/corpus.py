@@ -586,6 +586,17 @@ def _(g, s):
     g.ret(g.op("o", "sigmoid", p))
 
 
+@corpus("conv2d_c3_logsoftmax_c_avgpool")
+def _(g, s):
+    n, hw = s(128, 2), s(192, 22)
+    g.doc = "Conv2d(3->16, k=3, pad=1) -> log_softmax over channels -> AvgPool2d(2) -> mul 0.5"
+    x = g.input("x", [n, 3, hw, hw])
+    y = conv(g, "y", x, 16, 3, padding=1)
+    p = g.op("p", "log_softmax", y, dim=1)
+    a = g.op("a", "avg_pool", p, kernel_size=2)
+    g.ret(g.op("o", "mul", a, 0.5))
+
+
 @corpus("conv2d_maxpool_mean_c")
 def _(g, s):
     n, hw = s(128, 2), s(128, 32)

@@ -45,6 +45,8 @@ TEST(Fusion, TwoConsumersEndTheEpilogue) {
                        "conv linear+epilogue+rownorm+reduce: the anchor is not linear\n"
                        "conv conv+epilogue+norm+epilogue: epilogue stops at %r has 2 "
                        "consumers\n"
+                       "conv conv+epilogue+softmax+epilogue: epilogue stops at %r has 2 "
+                       "consumers\n"
                        "conv conv+epilogue+pool+epilogue: epilogue stops at %r has 2 "
                        "consumers\n");
 }
@@ -66,6 +68,8 @@ TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
                        "linear linear+epilogue+rownorm+reduce: epilogue stops at add broadcasts "
                        "%y to a larger shape; add is not group_norm\n"
                        "linear conv+epilogue+norm+epilogue: the anchor is not a convolution\n"
+                       "linear conv+epilogue+softmax+epilogue: the anchor is not a "
+                       "convolution\n"
                        "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n");
 }
 
@@ -152,9 +156,11 @@ TEST(Fusion, APoolFlowingIntoANormHeldInRegistersTakesIt) {
   EXPECT_EQ(r->plan.kernels[0].source.templateName, "row_norm.cuh");
 }
 
-FuseOptions everyConvPools() {
+FuseOptions everyConvPools() { // and takes every softmax
   FuseOptions o;
-  o.anchorRunsPool = [](const Graph &, const Op &, const Op &, std::string &) { return true; };
+  o.anchorRunsTail = [](const Graph &, const Op &, const Op *, const Op *, std::string &) {
+    return true;
+  };
   return o;
 }
 
@@ -174,16 +180,50 @@ TEST(Fusion, AConvTakesAPoolWhoseWindowsTileItsOutputWhenItsKernelRunsIt) {
   EXPECT_EQ(patterns(g, plain), "anchor+epilogue[ conv relu ] "
                                 "pool+epilogue+reduce[ max_pool sigmoid sum ] ");
   EXPECT_NE(why(g, plain).find("conv conv+epilogue+pool+epilogue: no convolution kernel runs "
-                               "pools here"),
+                               "softmax or pool tails here"),
             std::string::npos);
   // The planner's kernel refuses: its reason is the rejection.
   FuseOptions refuses;
-  refuses.anchorRunsPool = [](const Graph &, const Op &, const Op &, std::string &why) {
+  refuses.anchorRunsTail = [](const Graph &, const Op &, const Op *, const Op *, std::string &why) {
     why = "not today";
     return false;
   };
   EXPECT_NE(why(g, fuse(g, refuses)).find("conv conv+epilogue+pool+epilogue: not today"),
             std::string::npos);
+}
+
+TEST(Fusion, AConvTakesASoftmaxOverItsChannelsAndThenAPool) {
+  Graph g = parseOne("graph g(%x: f32[2,3,8,8], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                     "{padding = 1} %p = softmax(%y) {dim = 1} %s = sigmoid(%p) %q = "
+                     "max_pool(%s) {kernel_size = 2} %o = tanh(%q) return %o }");
+  FusionResult f = fuse(g, everyConvPools());
+  EXPECT_EQ(patterns(g, f),
+            "conv+epilogue+softmax+epilogue+pool+epilogue[ conv softmax sigmoid max_pool tanh ] ");
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].tail, TailKind::Softmax);
+  EXPECT_EQ(f.groups[0].softmaxEpilogue.size(), 1u);
+  // Through the planner: one conv_direct kernel (3 -> 8 channels, one group).
+  auto r = runPipeline(g, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  EXPECT_EQ(r->plan.kernels[0].role, "anchor + epilogue + softmax + max pool");
+  // Over another dim, or where the kernel cannot hold the channels, the softmax stays apart.
+  Graph rows = parseOne("graph g(%x: f32[2,3,8,8], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                        "%p = log_softmax(%y) {dim = 3} return %p }");
+  f = fuse(rows, everyConvPools());
+  EXPECT_EQ(patterns(rows, f), "anchor+epilogue[ conv ] softmax+epilogue[ log_softmax ] ");
+  EXPECT_NE(why(rows, f).find("log_softmax is not over the channels (dim 1)"), std::string::npos);
+  Graph wide = parseOne("graph g(%x: f32[2,3,8,8], %w: param f32[3,128,3,3]) { %y = "
+                        "conv_transpose(%x, %w) {stride = 2} %p = softmax(%y) {dim = 1} return "
+                        "%p }");
+  r = runPipeline(wide, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->plan.kernels.back().source.templateName, "softmax.cuh");
+  EXPECT_NE(why(r->graph, r->fusion)
+                .find("a softmax over 128 channels of 2x2 positions does not "
+                      "fit one thread's accumulators"),
+            std::string::npos)
+      << why(r->graph, r->fusion);
 }
 
 TEST(Fusion, PoolsWhoseWindowsDoNotTileTheOutputStayPoolKernels) {
@@ -220,7 +260,7 @@ TEST(Fusion, ThePlannerPoolsInConvDirectOnly) {
   EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
   std::string reasons = why(r->graph, r->fusion);
   EXPECT_NE(reasons.find("conv conv+epilogue+pool+epilogue: the convolution runs on conv_igemm, "
-                         "which does not pool its output (conv_direct does)"),
+                         "which does not pool in its kernel (conv_direct does)"),
             std::string::npos)
       << reasons;
   // Windows too large for one thread's accumulators stay a pool kernel, with the reason.
