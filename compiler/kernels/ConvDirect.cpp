@@ -102,6 +102,9 @@ struct Tiling {
   int cb = 1, vh = 1, vw = 1, alignH = 0, alignW = 0, phaseH = 0, phaseW = 0;
   int64_t hBlocks = 1, wBlocks = 1, cBlocks = 1;
   bool prefetch = false, vecX = false, clampTiles = false;
+  /// More accumulators than the plain loop's 128 registers hold (a softmax's channels, or
+  /// windows on top): launched as the prefetching loop is, fewer blocks with more registers.
+  bool wide = false;
 };
 
 /// Input positions a patch of v outputs reads along one blocked dim (the template's
@@ -313,7 +316,7 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
         }
     }
     if (t.cb == 0) // no blocking within the budgets: the smallest (the checks bound it)
-      t.cb = s.softmax ? first.cb : 1, t.vh = first.vh, t.vw = first.vw;
+      t.cb = s.softmax ? first.cb : 1, t.vh = first.vh, t.vw = first.vw, t.wide = true;
   }
   if (tuning.channelsPerThread > 0)
     t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
@@ -434,8 +437,9 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
   int64_t spatialThreads = (s.pool ? s.pool->out[0] : s.out[0]) * t.hBlocks * t.wBlocks;
   bool prefetch = t.prefetch;
+  const bool wide = t.wide || (s.softmax && t.cb * t.vh * t.vw > kDeepAccumulatorBudget);
   int64_t threads = tuning.threads > 0 ? tuning.threads
-                    : prefetch         ? kThreadsPrefetch
+                    : prefetch || wide ? kThreadsPrefetch
                                        : kThreadsPlain;
   threads = std::min<int64_t>(threads, (spatialThreads + 31) / 32 * 32);
   int64_t gridX = (spatialThreads + threads - 1) / threads;
@@ -449,7 +453,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constantBool("kPipeline", prefetch);
   w.constant("kThreads", threads);
   int64_t minBlocks = tuning.minBlocks > 0 ? tuning.minBlocks
-                      : prefetch && s.pool // registers are shared per SM quarter, by warp
+                      : (prefetch || wide) && (s.pool || s.softmax)
+                          // registers are shared per SM quarter, by warp
                           ? prefetchMinBlocks(s, t, roundUp(threads, 128))
                           : prefetch ? prefetchMinBlocks(s, t, threads)
                                      : std::max<int64_t>(1, kPlainResidentThreads / threads);

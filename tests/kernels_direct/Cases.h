@@ -255,6 +255,16 @@ inline std::vector<ConvSpec> softmaxCases() {
   p.out = {1, 8, 10};
   pooled.pool = p;
   cs.push_back(pooled);
+  // 3-D with depth taps: 16 channels of 2x2 positions and their windows are more than the
+  // plain loop's registers hold (the wide launch: 128 threads, fewer blocks).
+  ConvSpec deep = withSoftmax(conv("s3d_softmax16_maxpool2", false, 3, 2, 3, 16, 1, {10, 14, 14},
+                                   {3, 3, 3}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true),
+                              false, "return v;");
+  p.max = true;
+  p.window = {2, 2, 2};
+  p.out = {4, 6, 6};
+  deep.pool = p;
+  cs.push_back(deep);
   return cs;
 }
 
