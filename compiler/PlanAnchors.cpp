@@ -155,14 +155,20 @@ constexpr double kDramBytesPerSecond = 3e12;
 
 /// Whether running the anchor a second time (and normalising in its epilogue) is cheaper
 /// than writing its output and reading it back in a normalise kernel.
-bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t yBytes) {
-  if (igemm)
-    return false;
+/// The FLOPs of a direct convolution's useful products (a transposed one's by output phase).
+double directConvFlops(const ConvSpec &s) {
   int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
   double flops = 2.0 * s.N * s.Cout * double(s.out[0] * s.out[1] * s.out[2]) *
                  double(s.Cin / s.groups) * double(kvol);
   if (s.transposed)
     flops /= double(s.stride[0] * s.stride[1] * s.stride[2]);
+  return flops;
+}
+
+bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t yBytes) {
+  if (igemm)
+    return false;
+  double flops = directConvFlops(s);
   double rate = kDirectConvFlopsPerSecond;
   if (s.math == MathMode::Tf32) {
     flops /= convMmaUsefulShare(s);
@@ -170,6 +176,33 @@ bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t y
   }
   double again = std::max(flops / rate, xBytes / kDramBytesPerSecond);
   return again < 2.0 * yBytes / kDramBytesPerSecond;
+}
+
+/// Whether a convolution that conv_mma would run (`mma`, TF32) is cheaper on conv_direct in
+/// FFMA with its softmax and pool tails (either may be null) in the kernel, by the rates above:
+/// FFMA's slower products against y's trips through DRAM for the standalone softmax (read and
+/// write) and pool (read, pooled write). Measured on an H100: conv3d_softmax_maxpool_maxpool
+/// (3 channels x 27 taps, y 0.94 GB) 1.974 -> 1.250 ms on conv_direct (the model: 1.53 against
+/// 2.17); conv3d_div_maxpool_mean_bias_sum (8 x 27, y 0.10 GB) 0.198 on conv_mma against
+/// 0.363 (the model: 0.45 against 0.39).
+bool tailMovesToDirect(const Graph &g, const Op &anchor, const Op *softmax, const Op *pool,
+                       const ConvSpec &mma) {
+  double flops = directConvFlops(mma);
+  double xBytes = double(g.type(anchor.operands[0].value).bytes());
+  double yBytes = double(g.type(anchor.result).bytes());
+  double outBytes = double(g.type(pool      ? pool->result
+                                  : softmax ? softmax->result
+                                            : anchor.result)
+                               .bytes());
+  double direct =
+      std::max(flops / kDirectConvFlopsPerSecond, (xBytes + outBytes) / kDramBytesPerSecond);
+  double onMma = std::max(flops / convMmaUsefulShare(mma) / kDirectMmaFlopsPerSecond,
+                          (xBytes + yBytes) / kDramBytesPerSecond);
+  if (softmax)
+    onMma += 2.0 * yBytes / kDramBytesPerSecond;
+  if (pool)
+    onMma += (yBytes + outBytes) / kDramBytesPerSecond;
+  return direct < onMma;
 }
 
 MathMode convMath(bool igemm, bool directMma, Precision p) {
@@ -324,6 +357,9 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const
                   const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
+  if (!igemm && spec.math == MathMode::Tf32 &&
+      tailMovesToDirect(graph, anchor, softmax, pool, spec))
+    spec.math = MathMode::Ffma;
   if (igemm || spec.math != MathMode::Ffma) {
     why = std::string("the convolution runs on ") + (igemm ? "conv_igemm" : "conv_mma") +
           ", which does not " + (softmax ? "take a softmax over the channels" : "pool") +
@@ -363,6 +399,10 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
 
   if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {
     // The fuse pass took these ops because convRunsTail said this kernel runs them.
+    if (!igemm && spec.math == MathMode::Tf32 &&
+        tailMovesToDirect(g, anchor, grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
+                          grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, spec))
+      spec.math = MathMode::Ffma;
     if (igemm || spec.math != MathMode::Ffma)
       return makeError(b.where(gi) + ": a softmax or pool tail needs the convolution on " +
                        "conv_direct");

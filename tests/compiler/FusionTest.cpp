@@ -226,6 +226,27 @@ TEST(Fusion, AConvTakesASoftmaxOverItsChannelsAndThenAPool) {
       << why(r->graph, r->fusion);
 }
 
+TEST(Fusion, AConvMmaConvolutionMovesToFfmaWhereItsTailsSaveMoreThanTheProductsCost) {
+  // 3 channels x 27 taps: FFMA's products cost less than y's trips to the standalone softmax
+  // and pool; 8 x 27 with only a pool: conv_mma and the pool kernel stay.
+  Graph cheap = parseOne("graph g(%x: f32[2,3,10,14,14], %w: param f32[16,3,3,3,3], %b: param "
+                         "f32[16]) { %y = conv(%x, %w, %b) %p = softmax(%y) {dim = 1} %m = "
+                         "max_pool(%p) {kernel_size = 2} return %m }");
+  auto r = runPipeline(cheap, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 1u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_direct.cuh");
+  EXPECT_EQ(r->plan.kernels[0].math, MathMode::Ffma);
+  EXPECT_EQ(r->plan.kernels[0].role, "anchor + epilogue + softmax + max pool");
+  Graph deep = parseOne("graph g(%x: f32[2,8,10,14,14], %w: param f32[16,8,3,3,3]) { %y = "
+                        "conv(%x, %w) %p = max_pool(%y) {kernel_size = 2} return %p }");
+  r = runPipeline(deep, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 2u);
+  EXPECT_EQ(r->plan.kernels[0].source.templateName, "conv_mma.cuh");
+  EXPECT_NE(why(r->graph, r->fusion).find("the convolution runs on conv_mma"), std::string::npos);
+}
+
 TEST(Fusion, PoolsWhoseWindowsDoNotTileTheOutputStayPoolKernels) {
   for (const char *attrs : {"kernel_size = 3, stride = 2", "kernel_size = 2, padding = 1",
                             "kernel_size = 2, dilation = 2"}) {
