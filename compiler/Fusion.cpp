@@ -299,18 +299,28 @@ bool runsTail(const Context &ctx, const Op &anchor, const Op *softmax, const Op 
   return ctx.options.anchorRunsTail(ctx.graph, anchor, softmax, pool, why);
 }
 
+/// The part the conv tail patterns share: a conv anchor, its epilogue (into g.epilogue) and
+/// the single free consumer of the epilogue's end; `stop` is why the epilogue ended.
+MatchResult convEpilogueConsumer(const Context &ctx, int root, FusionGroup &g, ValueId &end,
+                                 int &consumer, std::string &stop) {
+  if (!isConvAnchor(ctx.op(root).kind))
+    return std::string("the anchor is not a convolution");
+  end = followChain(ctx, ctx.op(root).result, g.epilogue, stop);
+  if (ctx.singleFreeConsumer(end, consumer))
+    return "epilogue stops at " + stop;
+  return std::nullopt;
+}
+
 /// conv -> elementwise* -> max_pool|avg_pool -> elementwise*, where the pool's windows tile
 /// the output (stride = window, no padding or dilation) and the planner's kernel for the conv
 /// can run the pool on its epilogue's values (conv_direct): y never reaches memory.
 MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  if (!isConvAnchor(anchor.kind))
-    return std::string("the anchor is not a convolution");
-  std::string stop;
-  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  ValueId end = -1;
   int consumer = -1;
-  if (ctx.singleFreeConsumer(end, consumer))
-    return "epilogue stops at " + stop;
+  std::string stop;
+  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+    return why;
   std::string why;
   int pool = poolConsumer(ctx, end, why);
   if (pool < 0)
@@ -329,13 +339,11 @@ MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
 /// a position (conv_direct, one group), so the softmax runs in its registers.
 MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  if (!isConvAnchor(anchor.kind))
-    return std::string("the anchor is not a convolution");
-  std::string stop;
-  ValueId end = followChain(ctx, anchor.result, g.epilogue, stop);
+  ValueId end = -1;
   int consumer = -1;
-  if (ctx.singleFreeConsumer(end, consumer))
-    return "epilogue stops at " + stop;
+  std::string stop;
+  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+    return why;
   const Op &softmax = ctx.op(consumer);
   if (softmax.kind != OpKind::Softmax && softmax.kind != OpKind::LogSoftmax)
     return "epilogue stops at " + stop + "; " + softmax.name().str() + " is not a softmax";
