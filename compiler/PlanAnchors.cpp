@@ -153,8 +153,6 @@ constexpr double kDirectConvFlopsPerSecond = 25e12;
 constexpr double kDirectMmaFlopsPerSecond = 35e12;
 constexpr double kDramBytesPerSecond = 3e12;
 
-/// Whether running the anchor a second time (and normalising in its epilogue) is cheaper
-/// than writing its output and reading it back in a normalise kernel.
 /// The FLOPs of a direct convolution's useful products (a transposed one's by output phase).
 double directConvFlops(const ConvSpec &s) {
   int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
@@ -165,6 +163,8 @@ double directConvFlops(const ConvSpec &s) {
   return flops;
 }
 
+/// Whether running the anchor a second time (and normalising in its epilogue) is cheaper
+/// than writing its output and reading it back in a normalise kernel.
 bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t yBytes) {
   if (igemm)
     return false;
@@ -357,14 +357,20 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const
                   const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
-  if (!igemm && spec.math == MathMode::Tf32 &&
-      tailMovesToDirect(graph, anchor, softmax, pool, spec))
-    spec.math = MathMode::Ffma;
-  if (igemm || spec.math != MathMode::Ffma) {
-    why = std::string("the convolution runs on ") + (igemm ? "conv_igemm" : "conv_mma") +
-          ", which does not " + (softmax ? "take a softmax over the channels" : "pool") +
+  const char *tail = softmax ? "take a softmax over the channels" : "pool";
+  if (igemm) {
+    why = std::string("the convolution runs on conv_igemm, which does not ") + tail +
           " in its kernel (conv_direct does)";
     return false;
+  }
+  if (spec.math == MathMode::Tf32) {
+    if (!tailMovesToDirect(graph, anchor, softmax, pool, spec)) {
+      why = std::string("the convolution runs on conv_mma, which does not ") + tail +
+            " in its kernel; by the model, conv_mma and a separate kernel cost less than " +
+            "conv_direct in FFMA with it";
+      return false;
+    }
+    spec.math = MathMode::Ffma;
   }
   spec.kernelName = "conv_direct"; // names the template in `why`
   if (softmax)
