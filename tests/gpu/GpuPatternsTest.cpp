@@ -73,6 +73,21 @@ const PatternCase kPatternCases[] = {
     {"pool_epilogue", "pool+epilogue", 1,
      "graph g(%x: f32[2,3,11,12]) { %p = avg_pool(%x) {kernel_size = 2} %o = sigmoid(%p) return "
      "%o }"},
+    // conv_direct's tails: a pool whose chain reads a tensor of the pooled plane (ceil_mode's
+    // clipped windows), a softmax over the channels of a stride-2 transposed convolution (whole
+    // 2x2 phases a thread) whose chain reads per-channel and per-position tensors, and a
+    // 1-D log_softmax before an average over windows of 3.
+    {"conv_relu_maxpool_ceil_broadcast", "conv+epilogue+pool+epilogue", 1,
+     "graph g(%x: f32[2,3,13,15], %w: param f32[8,3,3,3], %b: param f32[8], %t: param f32[7,8]) "
+     "{ %y = conv(%x, %w, %b) {padding = 1} %r = relu(%y) %p = max_pool(%r) {kernel_size = 2, "
+     "ceil_mode = true} %o = add(%p, %t) return %o }"},
+    {"convT_s2_softmax_broadcast", "conv+epilogue+softmax+epilogue", 1,
+     "graph g(%x: f32[2,3,7,9], %w: param f32[3,8,3,3], %c: param f32[8,1,1], %t: param "
+     "f32[13,17]) { %y = conv_transpose(%x, %w) {stride = 2, padding = 1} %s = softmax(%y) {dim "
+     "= 1} %m = mul(%s, %c) %o = add(%m, %t) return %o }"},
+    {"conv1d_logsoftmax_avgpool3", "conv+epilogue+softmax+epilogue+pool+epilogue", 1,
+     "graph g(%x: f32[3,4,41], %w: param f32[6,4,3]) { %y = conv(%x, %w) %s = log_softmax(%y) "
+     "{dim = 1} %p = avg_pool(%s) {kernel_size = 3, ceil_mode = true} %o = tanh(%p) return %o }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},
