@@ -9,8 +9,11 @@
 // one SM: every FFMA takes a quarter cycle of issue, and every 4 bytes moved into a lane's
 // register (broadcast weight loads from shared memory as much as input loads) take 1/32 of
 // the 128-byte-per-cycle load path, which the old channel-heavy blocking saturated. The
-// model prefers blockings with several positions per weight and float2 input rows. A spec
-// with s.math Tf32 is handed to conv_mma (ConvMma.cpp), the same convolution on mma.sync.
+// model prefers blockings with several positions per weight and float2 input rows. Tails
+// the kernel runs itself constrain the blocking: a pool (s.pool) wants patches of whole
+// windows (choosePooledTiling), a softmax over the channels (s.softmax) every channel in one
+// thread. A spec with s.math Tf32 is handed to conv_mma (ConvMma.cpp), the same convolution
+// on mma.sync.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvDirect.h"

@@ -4,7 +4,9 @@
 // kernel: every shape baked in, a register-blocking choice made for the shape, and the anchor
 // epilogue functor. Any conv or conv_transpose of the catalog is accepted (1-, 2-, 3-D,
 // stride, padding, output_padding, dilation, groups, bias); the template is fastest with few
-// channels per group, where the work is memory-bound.
+// channels per group, where the work is memory-bound. It can also run a softmax over the
+// output channels and a pool whose windows tile the output in the same kernel
+// (ConvSpec::softmax, ConvSpec::pool).
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
