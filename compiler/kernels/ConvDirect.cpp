@@ -21,6 +21,8 @@
 #include "compiler/kernels/ConvMma.h"
 #include "ir/Error.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -154,15 +156,22 @@ bool evenPatchColumns(const ConvSpec &s, int vw, int alignW, int phaseW = 0) {
 }
 
 /// The first rule (kept for shallow patches, where it was measured best with prefetching).
+/// The channels a thread takes on a shallow patch: the group's (16 beyond 32), shrunk in steps
+/// of 4 while the smallest patch's `registers` exceed kAccumulatorBudget. A softmax over the
+/// channels needs them all in one thread (checkChannelSoftmax): never shrunk.
+int shallowChannels(const ConvSpec &s, int64_t coutG, llvm::function_ref<int64_t(int)> registers) {
+  int cb = int(s.softmax || coutG <= 32 ? coutG : 16);
+  while (!s.softmax && cb > 4 && registers(cb) > kAccumulatorBudget)
+    cb = std::max(4, (cb / 2 + 3) / 4 * 4);
+  return cb;
+}
+
 Tiling shallowTiling(const ConvSpec &s, int64_t coutG) {
   Tiling t;
-  // A softmax over the channels needs them all in one thread (checkChannelSoftmax).
-  t.cb = int(s.softmax || coutG <= 32 ? coutG : 16);
   int sh = s.transposed ? int(s.stride[1]) : 1;
   t.vw = s.transposed ? int(s.stride[2]) : 1;
   // Keep at least one full phase of rows; shrink the channel block if even that is too much.
-  while (!s.softmax && t.cb > 4 && t.cb * t.vw * sh > kAccumulatorBudget)
-    t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
+  t.cb = shallowChannels(s, coutG, [&](int cb) { return int64_t(cb) * t.vw * sh; });
   int64_t rows = s.out[1] + t.alignH;
   int maxVh = std::max(sh, std::min(8, kAccumulatorBudget / (t.cb * t.vw)) / sh * sh);
   maxVh = int(std::min<int64_t>(maxVh, (rows + sh - 1) / sh * sh));
@@ -215,6 +224,49 @@ double blockingCost(const ConvSpec &s, int64_t coutG, int cb, int vh, int vw, in
   return std::max(moveCycles, issueCycles) / fmas * idle;
 }
 
+/// The cost model's cheapest blocking (cb, vh, vw set, the rest as in `base`): channel blocks
+/// that divide the group (for a softmax over the channels, the whole group), heights and
+/// widths in steps of stepH and stepW up to 8 and 4, among those `allowed` accepts. Nothing
+/// when it accepts none.
+std::optional<Tiling> cheapestBlocking(const ConvSpec &s, int64_t coutG, int stepH, int stepW,
+                                       const Tiling &base,
+                                       llvm::function_ref<bool(int, int, int)> allowed) {
+  std::optional<Tiling> pick;
+  double best = 1e30;
+  for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
+    if (coutG % cb || (s.softmax && cb != coutG))
+      continue;
+    for (int vw = stepW; vw <= std::max(stepW, 4); vw += stepW)
+      for (int vh = stepH; vh <= std::max(stepH, 8); vh += stepH) {
+        if (!allowed(cb, vh, vw))
+          continue;
+        double c =
+            blockingCost(s, coutG, cb, vh, vw, base.alignH, base.alignW, base.phaseH, base.phaseW);
+        // Exact ties go to more channels per thread (fewer re-reads of the input); the
+        // model is not finer than a few percent, but S1 measured (6, 6, 2) 2% faster
+        // than (12, 3, 2), which it ranks 0.5% apart.
+        if (!pick || c < best * (1 - 1e-9) || (c <= best * (1 + 1e-9) && cb > pick->cb)) {
+          best = std::min(best, c);
+          pick = base;
+          pick->cb = cb, pick->vh = vh, pick->vw = vw;
+        }
+      }
+  }
+  return pick;
+}
+
+/// Whether blocking `t` takes the prefetching loop: when its patch feeds few FMAs (or as
+/// tuned), and the patch fits the loop's in-range mask (the loop keeps a patch's flags in one
+/// 64-bit mask and two patches in registers: wider patches, a strided 1x1 convolution blocked
+/// 8 x 4, take the plain loop).
+bool usePrefetch(const ConvSpec &s, const Tiling &t, const ConvDirectTuning &tuning) {
+  int64_t fmas = t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW);
+  bool prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
+  return prefetch &&
+         patchSpan(s, 1, t.vh, t.phaseH).second * patchSpan(s, 2, t.vw, t.phaseW).second <=
+             kPrefetchPatchLimit;
+}
+
 Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   int64_t coutG = s.Cout / s.groups;
   int sh = s.transposed ? int(s.stride[1]) : 1;
@@ -224,27 +276,13 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   Tiling t = shallowTiling(s, coutG);
   t.alignH = alignH, t.alignW = alignW;
   if (t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw) >= kPrefetchBelowFmas) {
-    // Search channel blocks that divide the group (all of them for a softmax over the
-    // channels), and heights and widths of whole phases.
-    double best = 1e30;
-    for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
-      if (coutG % cb || (s.softmax && cb != coutG))
-        continue;
-      for (int vw = sw; vw <= std::max(sw, 4); vw += sw)
-        for (int vh = sh; vh <= std::max(sh, 8); vh += sh) {
-          if (cb * vh * vw > kDeepAccumulatorBudget ||
-              cb * pairsAlong(s, 1, vh) * pairsAlong(s, 2, vw) < kPrefetchBelowFmas)
-            continue;
-          double c = blockingCost(s, coutG, cb, vh, vw, alignH, alignW);
-          // Exact ties go to more channels per thread (fewer re-reads of the input); the
-          // model is not finer than a few percent, but S1 measured (6, 6, 2) 2% faster
-          // than (12, 3, 2), which it ranks 0.5% apart.
-          if (c < best * (1 - 1e-9) || (c <= best * (1 + 1e-9) && cb > t.cb)) {
-            best = std::min(best, c);
-            t.cb = cb, t.vh = vh, t.vw = vw;
-          }
-        }
-    }
+    // Deep patches: the cheapest of whole phases within the deep budget that stay deep.
+    auto deep = cheapestBlocking(s, coutG, sh, sw, t, [&](int cb, int vh, int vw) {
+      return cb * vh * vw <= kDeepAccumulatorBudget &&
+             cb * pairsAlong(s, 1, vh) * pairsAlong(s, 2, vw) >= kPrefetchBelowFmas;
+    });
+    if (deep)
+      t = *deep;
   }
   if (tuning.channelsPerThread > 0)
     t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
@@ -252,12 +290,7 @@ Tiling chooseTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     t.vh = (tuning.rowsPerThread + sh - 1) / sh * sh;
   if (tuning.colsPerThread > 0)
     t.vw = (tuning.colsPerThread + sw - 1) / sw * sw;
-  int64_t fmas = t.cb * pairsAlong(s, 1, t.vh) * pairsAlong(s, 2, t.vw);
-  t.prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
-  // The prefetching loop keeps a patch's in-range flags in one 64-bit mask (and two patches
-  // in registers): wider patches (a strided 1x1 convolution blocked 8 x 4) take the plain loop.
-  if (patchSpan(s, 1, t.vh).second * patchSpan(s, 2, t.vw).second > kPrefetchPatchLimit)
-    t.prefetch = false;
+  t.prefetch = usePrefetch(s, t, tuning);
   // The prefetching loop reads patches element by element. An unpadded convolution's last
   // blocks are moved back inside the output (clamped tiles) so that no load needs a check;
   // their origin must then be even too for float2 rows.
@@ -289,10 +322,8 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
   auto registers = [&](int cb, int vh, int vw) {
     return cb * vh * vw + cb * (vh / p.window[1]) * (vw / p.window[2]);
   };
-  t.cb = int(s.softmax || coutG <= 32 ? coutG : 16);
   t.vh = stepH, t.vw = stepW;
-  while (!s.softmax && t.cb > 4 && registers(t.cb, t.vh, t.vw) > kAccumulatorBudget)
-    t.cb = std::max(4, (t.cb / 2 + 3) / 4 * 4);
+  t.cb = shallowChannels(s, coutG, [&](int cb) { return registers(cb, stepH, stepW); });
   bool shallow = registers(t.cb, t.vh, t.vw) <= kAccumulatorBudget &&
                  t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW) <
                      kPrefetchBelowFmas;
@@ -301,33 +332,19 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     // accumulators are allowed, none with depth taps, whose loop holds more (a 3-D kernel at 80
     // spilled 48 bytes at 128 registers).
     const int budget = kDeepAccumulatorBudget + (s.kernel[0] > 1 ? 0 : 8);
-    Tiling first = t;
-    t.cb = 0;
-    double best = 1e30;
-    for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
-      if (coutG % cb || (s.softmax && cb != coutG))
-        continue;
-      for (int vw = stepW; vw <= std::max(stepW, 4); vw += stepW)
-        for (int vh = stepH; vh <= std::max(stepH, 8); vh += stepH) {
-          if (registers(cb, vh, vw) > budget)
-            continue;
-          double c = blockingCost(s, coutG, cb, vh, vw, 0, 0, t.phaseH, t.phaseW);
-          if (c < best * (1 - 1e-9) || (c <= best * (1 + 1e-9) && cb > t.cb)) {
-            best = std::min(best, c);
-            t.cb = cb, t.vh = vh, t.vw = vw;
-          }
-        }
+    auto deep = cheapestBlocking(s, coutG, stepH, stepW, t, [&](int cb, int vh, int vw) {
+      return registers(cb, vh, vw) <= budget;
+    });
+    if (deep) {
+      t = *deep;
+    } else { // no blocking within the budgets: the smallest (the checks bound it)
+      t.cb = s.softmax ? t.cb : 1;
+      t.wide = true;
     }
-    if (t.cb == 0) // no blocking within the budgets: the smallest (the checks bound it)
-      t.cb = s.softmax ? first.cb : 1, t.vh = first.vh, t.vw = first.vw, t.wide = true;
   }
   if (tuning.channelsPerThread > 0)
     t.cb = int(std::min<int64_t>(tuning.channelsPerThread, coutG));
-  int64_t fmas = t.cb * pairsAlong(s, 1, t.vh, t.phaseH) * pairsAlong(s, 2, t.vw, t.phaseW);
-  t.prefetch = tuning.prefetch != 0 ? tuning.prefetch > 0 : fmas < kPrefetchBelowFmas;
-  if (patchSpan(s, 1, t.vh, t.phaseH).second * patchSpan(s, 2, t.vw, t.phaseW).second >
-      kPrefetchPatchLimit)
-    t.prefetch = false;
+  t.prefetch = usePrefetch(s, t, tuning);
   t.vecX = !t.prefetch && evenPatchColumns(s, t.vw, 0, t.phaseW);
   // Rows and columns past the last window (a floor-mode pool) are not computed.
   int64_t rows = std::min(s.out[1], p.out[1] * p.window[1]);
