@@ -85,6 +85,16 @@ std::string errorOf(llvm::Expected<KernelSource> k) {
   return llvm::toString(k.takeError());
 }
 
+/// `k` compiles for sm_90a and sm_80 without spilling registers.
+void expectCompilesWithoutSpills(const KernelSource &k) {
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    NvrtcResult r = compile(k, arch);
+    EXPECT_TRUE(r.ok) << k.name << " for " << arch << ":\n" << r.log;
+    EXPECT_EQ(spillBytes(r.log), 0) << k.name << " (" << k.tileConfig << ") for " << arch << ":\n"
+                                    << r.log;
+  }
+}
+
 } // namespace
 
 TEST(ConvDirect, EveryCaseCompilesForHopperAndAmpere) {
@@ -106,13 +116,7 @@ TEST(ConvDirect, PooledCasesCompileForHopperAndAmpereWithoutSpills) {
   for (const ConvSpec &s : pooledCases()) {
     KernelSource k = emitOrFail(emitConvDirect(s));
     EXPECT_NE(k.source.find("constexpr bool kPool = true;"), std::string::npos) << s.kernelName;
-    for (const char *arch : {"sm_90a", "sm_80"}) {
-      NvrtcResult r = compile(k, arch);
-      EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
-      EXPECT_EQ(spillBytes(r.log), 0)
-          << s.kernelName << " (" << k.tileConfig << ") for " << arch << ":\n"
-          << r.log;
-    }
+    expectCompilesWithoutSpills(k);
   }
 }
 
@@ -156,13 +160,7 @@ TEST(ConvDirect, ChannelSoftmaxCasesHoldEveryChannelAndCompileWithoutSpills) {
               std::string::npos)
         << s.kernelName;
     EXPECT_EQ(k.launch.grid[1], 1u) << s.kernelName; // one channel block
-    for (const char *arch : {"sm_90a", "sm_80"}) {
-      NvrtcResult r = compile(k, arch);
-      EXPECT_TRUE(r.ok) << s.kernelName << " for " << arch << ":\n" << r.log;
-      EXPECT_EQ(spillBytes(r.log), 0)
-          << s.kernelName << " (" << k.tileConfig << ") for " << arch << ":\n"
-          << r.log;
-    }
+    expectCompilesWithoutSpills(k);
   }
   // Refused: a grouped convolution (the softmax spans groups), and channels that do not fit.
   ConvSpec grouped = softmaxCases()[1]; // 4 -> 16 channels
