@@ -220,18 +220,23 @@ MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
   return std::nullopt;
 }
 
-/// linear -> elementwise* -> group_norm over [M, N] -> elementwise* -> min|max|sum(dim 1).
+/// linear or matmul (both operands 2-D) -> elementwise* -> group_norm over [M, N] ->
+/// elementwise* -> min|max|sum|mean(dim 1).
 MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  if (anchor.kind != OpKind::Linear)
-    return "the anchor is not linear";
+  if (anchor.kind != OpKind::Linear && anchor.kind != OpKind::Matmul)
+    return "the anchor is not linear or matmul";
   const TensorType &yt = ctx.graph.type(anchor.result);
   // The norm groups must be columns of one output row.
   if (yt.rank() != 2)
-    return "linear output is not 2-D";
+    return anchor.name().str() + " output is not 2-D";
+  if (anchor.kind == OpKind::Matmul && (ctx.graph.type(anchor.operands[0].value).rank() != 2 ||
+                                        ctx.graph.type(anchor.operands[1].value).rank() != 2))
+    return "matmul operands are not both 2-D";
   if (MatchResult why = matchNormHead(
-          ctx, root, g, [](OpKind k) { return k == OpKind::Linear; }, "the anchor is not linear",
-          [](OpKind k) { return k == OpKind::GroupNorm; }, "group_norm"))
+          ctx, root, g, [](OpKind k) { return k == OpKind::Linear || k == OpKind::Matmul; },
+          "the anchor is not linear or matmul", [](OpKind k) { return k == OpKind::GroupNorm; },
+          "group_norm"))
     return why;
   const Op &norm = ctx.op(g.norm);
   int64_t cols = yt.shape[1] / norm.getInt("groups");
@@ -247,8 +252,9 @@ MatchResult matchRowNormReduce(const Context &ctx, int root, FusionGroup &g) {
   if (ctx.singleFreeConsumer(afterNorm, redIdx))
     return "after the norm: " + stop2;
   const Op &red = ctx.op(redIdx);
-  if (red.kind != OpKind::Min && red.kind != OpKind::Max && red.kind != OpKind::Sum)
-    return "the norm feeds " + red.name().str() + ", not min, max or sum";
+  if (red.kind != OpKind::Min && red.kind != OpKind::Max && red.kind != OpKind::Sum &&
+      red.kind != OpKind::Mean)
+    return "the norm feeds " + red.name().str() + ", not min, max, sum or mean";
   IntList dims = red.getInts("dims");
   if (dims.size() != 1 || (dims[0] != 1 && dims[0] != -1))
     return red.name().str() + " must reduce dim 1 only";

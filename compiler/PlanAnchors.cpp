@@ -618,13 +618,31 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
                            {1, b.bufferOf(anchor.operands[1].value)}};
   if (s.hasBias)
     slots[2] = b.bufferOf(anchor.operands[2].value);
+  // A matmul's B is [batch..., K, N], which the wgmma engine cannot read (32-bit operands are
+  // K-major only). Where the engine pays for the copy, gemm_transpose.cuh writes B as [N, K]
+  // into a workspace first and the product reads that like a linear layer's weight.
+  auto launchProduct = [&](llvm::StringRef role) -> llvm::Error {
+    if (gemmTransposesB(s)) {
+      auto copy = emitGemmTranspose(s);
+      if (!copy)
+        return withContext(copy.takeError(), b.where(gi));
+      int bt = b.workspace(g.values[anchor.operands[1].value].name + ".t",
+                           copy->workspace.front().bytes);
+      if (auto err = b.launch(std::move(copy), gi, "B transposed", MathMode::Ffma,
+                              {{0, slots.at(1)}, {1, bt}}))
+        return err;
+      s.bTransposed = true;
+      slots[1] = bt;
+    }
+    return b.launch(emitGemm(s), gi, role, s.math, slots);
+  };
 
   if (grp.tail == TailKind::None) {
     s.kernelName = b.kernelName(gi, "");
     slots[3] = b.bufferOf(grp.output);
     for (auto [slot, value] : extra.slots())
       slots[slot] = b.bufferOf(value);
-    return b.launch(emitGemm(s), gi, "anchor + epilogue", s.math, slots);
+    return launchProduct("anchor + epilogue");
   }
 
   assert(grp.tail == TailKind::RowNormReduce && "GEMM groups take only the row-norm tail");
@@ -647,7 +665,7 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
     s.rowReduce = GemmSpec::RowReduce::Max;
     init = kFillMinusInf;
   } else {
-    s.rowReduce = GemmSpec::RowReduce::Sum;
+    s.rowReduce = red.kind == OpKind::Mean ? GemmSpec::RowReduce::Mean : GemmSpec::RowReduce::Sum;
   }
   int out = b.bufferOf(grp.output);
   b.fill(out, init);
@@ -655,7 +673,7 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
   bindAffine(b, norm, slots);
   for (auto [slot, value] : extra.slots())
     slots[slot] = b.bufferOf(value);
-  return b.launch(emitGemm(s), gi, "GEMM + row norm + row reduction", s.math, slots);
+  return launchProduct("GEMM + row norm + row reduction");
 }
 
 } // namespace

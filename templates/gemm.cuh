@@ -33,7 +33,8 @@
 // launch), 6 gamma, 7 beta.
 // Expects from the prologue (namespace cfg): kM, kN, kK, kBatchDims, kBatchShape[],
 // kBatchStrideA[], kBatchStrideB[], kBatchStrideC[], kBTransposed, kHasBias, kStoreOutput,
-// kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kBM, kBN, kBK,
+// kNormCols, kNormEps, kNormAffine, kRowReduce (0 none, 1 min, 2 max, 3 sum), kRowReduceScale
+// (the sum's blocks add their partial sums times it: 1 / kN for a mean), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the registers must allow), kMath,
 // kEngine, kTma, kGroupM (block order, above), kPersistent, kStreamKSlots, kCluster,
 // kSharedBytes (the dynamic shared memory launched with, checked here); structs Epilogue and
@@ -413,7 +414,7 @@ __device__ __forceinline__ void epilogue(float (&acc)[kMI][kNI][4], i64 m0, i64 
       else if constexpr (cfg::kRowReduce == 2)
         sinter::atomicMaxFloat(dst, v);
       else
-        atomicAdd(dst, v);
+        atomicAdd(dst, cfg::kRowReduceScale == 1.f ? v : v * cfg::kRowReduceScale);
     }
   }
 }

@@ -35,6 +35,7 @@ int rowReduceConstant(GemmSpec::RowReduce r) {
   case GemmSpec::RowReduce::Max:
     return 2;
   case GemmSpec::RowReduce::Sum:
+  case GemmSpec::RowReduce::Mean:
     return 3;
   }
   llvm_unreachable("unknown row reduction");
@@ -45,6 +46,16 @@ int64_t batchCount(const GemmSpec &s) {
   for (int64_t d : s.batchShape)
     batch *= d;
   return batch;
+}
+
+/// The distinct matrices of an operand with batch strides `strides` (0: broadcast over that
+/// batch dim, so read once).
+int64_t distinctMatrices(const GemmSpec &s, llvm::ArrayRef<int64_t> strides) {
+  int64_t n = 1;
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (strides[d] != 0)
+      n *= s.batchShape[d];
+  return n;
 }
 
 /// Shared memory of the wgmma engine for a tile (wgmma.cuh's Layout: A and B per stage, B's
@@ -299,6 +310,8 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   w.constantFloat("kNormEps", s.normEps);
   w.constantBool("kNormAffine", s.normAffine);
   w.constant("kRowReduce", rowReduceConstant(s.rowReduce));
+  w.constantFloat("kRowReduceScale",
+                  s.rowReduce == GemmSpec::RowReduce::Mean ? 1.0 / double(s.N) : 1.0);
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
   w.constant("kBK", tile.bk);
@@ -370,16 +383,10 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
     k.tileConfig += ", norm groups of " + std::to_string(s.normGroupCols);
   k.flops = 2.0 * double(batch) * double(s.M) * double(s.N) * double(s.K);
   // Operands that broadcast over a batch dim (stride 0) are read once.
-  auto distinct = [&](llvm::ArrayRef<int64_t> strides) {
-    double n = 1;
-    for (size_t d = 0; d < dims; ++d)
-      if (strides[d] != 0)
-        n *= double(s.batchShape[d]);
-    return n;
-  };
-  k.bytes = 4.0 * (distinct(s.batchStrideA) * double(s.M * s.K) +
-                   distinct(s.batchStrideB) * double(s.N * s.K) + (s.hasBias ? s.N : 0) +
-                   (s.storeOutput ? double(batch) * double(s.M * s.N) : 0.0));
+  k.bytes =
+      4.0 * (double(distinctMatrices(s, s.batchStrideA)) * double(s.M * s.K) +
+             double(distinctMatrices(s, s.batchStrideB)) * double(s.N * s.K) +
+             (s.hasBias ? s.N : 0) + (s.storeOutput ? double(batch) * double(s.M * s.N) : 0.0));
   if (s.normGroupCols > 0 && s.normAffine)
     k.bytes += 8.0 * double(s.N);
   if (s.rowReduce != GemmSpec::RowReduce::None) {
@@ -396,6 +403,71 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
                            WorkspaceNeed::Init::Zero,
                            "stream-K partial tiles (float) and their flags, one per block"});
   return k;
+}
+
+llvm::Expected<KernelSource> emitGemmTranspose(const GemmSpec &s) {
+  const std::string name = s.kernelName + "_bt";
+  if (s.bTransposed)
+    return makeError(name + ": B is already [N, K]");
+  const int64_t matrices = distinctMatrices(s, s.batchStrideB);
+  const int64_t pieces = (s.K + 31) / 32 * ((s.N + 31) / 32);
+  if (s.K < 1 || s.N < 1 || pieces > std::numeric_limits<int>::max() || matrices > 65535 ||
+      s.K * s.N > std::numeric_limits<int>::max())
+    return makeError(name + ": B of " + std::to_string(matrices) + " x " + std::to_string(s.K) +
+                     " x " + std::to_string(s.N) + " is outside the transpose's grid");
+  PrologueWriter w(name, "gemm_transpose.cuh");
+  w.constant("kRows", s.K);
+  w.constant("kCols", s.N);
+  w.constant("kMatrices", matrices);
+  KernelSource k;
+  k.name = name;
+  k.templateName = "gemm_transpose.cuh";
+  k.source = w.finish();
+  k.launch.grid = {unsigned(pieces), unsigned(matrices), 1};
+  k.launch.block = {32, 8, 1};
+  k.tileConfig = std::to_string(matrices) + " x [" + std::to_string(s.K) + ", " +
+                 std::to_string(s.N) + "] -> [" + std::to_string(s.N) + ", " + std::to_string(s.K) +
+                 "] in 32 x 32 pieces";
+  k.flops = 0;
+  const int64_t bytes = 4 * matrices * s.K * s.N;
+  k.bytes = 2.0 * double(bytes);
+  k.workspace.push_back(
+      {1, bytes, WorkspaceNeed::Init::None, "B as [N, K] for the wgmma engine (float)"});
+  return k;
+}
+
+namespace {
+
+/// The engines' rates for the transposition decision, in FLOP/s, and DRAM bytes a second.
+/// 3xTF32: bmm_lse_softplus's product ran at about 55 TFLOP/s on the mma.sync loop (H100,
+/// 2026-11-28), the engine at 113 on 8192^3 and less on smaller products. TF32 keeps about the
+/// same ratio (not measured for matmul). Measured with these rates, on the corpus's four
+/// matmul graphs (all four take the copy): 1.05x to 2.11x faster than mma.sync
+/// (docs/kernels-tensorcore.md, "A matmul's B turned K-major").
+constexpr double kSyncX3Rate = 55e12, kSyncTf32Rate = 160e12;
+constexpr double kWgmmaX3Rate = 100e12, kWgmmaTf32Rate = 300e12;
+constexpr double kGemmDramRate = 3e12;
+
+} // namespace
+
+bool gemmTransposesB(const GemmSpec &s) {
+  if (s.bTransposed || s.N < 2)
+    return false;
+  GemmSpec t = s;
+  t.bTransposed = true;
+  if (!gemmFitsWgmma(t) || !chooseWgmmaTile(t).wgmma)
+    return false;
+  const bool x3 = tensorCoreMathConstant(s.math) == 2;
+  const double batch = double(batchCount(s));
+  const double flops = 2.0 * batch * double(s.M) * double(s.N) * double(s.K);
+  const double bBytes = 4.0 * double(distinctMatrices(s, s.batchStrideB)) * double(s.K * s.N);
+  const double bytes = 4.0 * double(distinctMatrices(s, s.batchStrideA)) * double(s.M * s.K) +
+                       bBytes + 4.0 * batch * double(s.M * s.N);
+  const double onSync = std::max(flops / (x3 ? kSyncX3Rate : kSyncTf32Rate), bytes / kGemmDramRate);
+  const double onWgmma =
+      std::max(flops / (x3 ? kWgmmaX3Rate : kWgmmaTf32Rate), bytes / kGemmDramRate) +
+      2.0 * bBytes / kGemmDramRate;
+  return onWgmma < onSync;
 }
 
 } // namespace sinter

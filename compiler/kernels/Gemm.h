@@ -95,6 +95,19 @@ bool gemmClusterFits(const GemmSpec &s, const GemmTile &t);
 /// Every tile the wgmma chooser considers for math mode `m` (tests compile each one).
 std::vector<GemmTile> wgmmaTiles(MathMode m);
 
+/// The gemm_transpose.cuh kernel for the matmul `s` (B as [batch..., K, N]): each of B's
+/// distinct K x N matrices (slot 0) written as N x K into slot 1 (the workspace it asks for),
+/// at the same matrix offsets, so that the product can read the copy as a linear layer's
+/// weight with `s`'s batch strides. Launch: grid (pieces of 32 x 32, matrices), block (32, 8).
+llvm::Expected<KernelSource> emitGemmTranspose(const GemmSpec &s);
+
+/// Whether the matmul `s` (B as [batch..., K, N]) runs faster as gemm_transpose.cuh followed by
+/// the wgmma engine on the copy than on mma.sync, by the engines' measured rates and the
+/// copy's DRAM traffic (docs/kernels-tensorcore.md, "A matmul's B turned K-major"). False
+/// where the engine cannot take the copy (no sm_90a, K or the batch strides not multiples of
+/// 4, no tile for the norm groups) or B is a vector.
+bool gemmTransposesB(const GemmSpec &s);
+
 /// emitGemm with the tile given rather than chosen (benchmarks compare tiles with it).
 /// Fails when the tile breaks the template's rules (see gemm.cuh's static_asserts).
 llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile);

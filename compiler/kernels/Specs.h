@@ -126,8 +126,9 @@ struct GemmSpec {
   bool normAffine = true;
   FunctorBody postNorm;
   /// Reduce each row of the final values into slot 4 (float per row, batch-flattened),
-  /// initialised by the planner (min: +inf, max: -inf, sum: 0).
-  enum class RowReduce : uint8_t { None, Min, Max, Sum } rowReduce = RowReduce::None;
+  /// initialised by the planner (min: +inf, max: -inf, sum and mean: 0). Mean adds each
+  /// block's partial sum divided by N.
+  enum class RowReduce : uint8_t { None, Min, Max, Sum, Mean } rowReduce = RowReduce::None;
 };
 
 } // namespace sinter

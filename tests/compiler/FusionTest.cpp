@@ -42,7 +42,7 @@ TEST(Fusion, TwoConsumersEndTheEpilogue) {
   FusionResult f = fuse(g);
   EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu ] elementwise[ sigmoid tanh add ] ");
   EXPECT_EQ(why(g, f), "conv conv+epilogue+norm+reduce: epilogue stops at %r has 2 consumers\n"
-                       "conv linear+epilogue+rownorm+reduce: the anchor is not linear\n"
+                       "conv linear+epilogue+rownorm+reduce: the anchor is not linear or matmul\n"
                        "conv conv+epilogue+norm+epilogue: epilogue stops at %r has 2 "
                        "consumers\n"
                        "conv conv+epilogue+softmax+epilogue: epilogue stops at %r has 2 "
@@ -71,6 +71,30 @@ TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
                        "linear conv+epilogue+softmax+epilogue: the anchor is not a "
                        "convolution\n"
                        "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n");
+}
+
+TEST(Fusion, MatmulOfTwoMatricesTakesTheRowNormTailWithAMean) {
+  Graph g = parseOne("graph g(%x: f32[4,5], %w: param f32[5,32]) { %y = matmul(%x, %w) %n = "
+                     "group_norm(%y) {groups = 4} %e = exp(%n) %m = mean(%e) {dims = [1]} "
+                     "return %m }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "linear+epilogue+rownorm+reduce[ matmul group_norm exp mean ] ");
+}
+
+TEST(Fusion, BatchedMatmulKeepsItsNormApart) {
+  // group_norm's channels are dim 1 of a [batch, M, N] product, not groups of a row's columns.
+  Graph g = parseOne("graph g(%x: f32[2,4,5], %w: param f32[5,32]) { %y = matmul(%x, %w) %n = "
+                     "group_norm(%y) {groups = 2} %m = min(%n) {dims = [1]} return %m }");
+  FusionResult f = fuse(g);
+  EXPECT_NE(why(g, f).find("linear+epilogue+rownorm+reduce: matmul output is not 2-D"),
+            std::string::npos)
+      << why(g, f);
+  Graph v = parseOne("graph g(%x: f32[5], %w: param f32[3,5,32]) { %y = matmul(%x, %w) %n = "
+                     "group_norm(%y) {groups = 2} %m = min(%n) {dims = [1]} return %m }");
+  FusionResult fv = fuse(v);
+  EXPECT_NE(why(v, fv).find("linear+epilogue+rownorm+reduce: matmul operands are not both 2-D"),
+            std::string::npos)
+      << why(v, fv);
 }
 
 TEST(Fusion, GemmRowNormNeedsGroupsThatFitATile) {

@@ -56,6 +56,21 @@ const PatternCase kPatternCases[] = {
      "param f32[96], %bias: param f32[1,96,1,1]) { %y = linear(%x, %w, %b) %n = group_norm(%y, "
      "%ga, %be) {groups = 6} %m = min(%n) {dims = [1], keepdim = true} %o = add(%m, %bias) "
      "return %o }"},
+    // A matmul's B is [K, N]; on sm_90a, where the wgmma engine pays for the copy,
+    // gemm_transpose.cuh writes it as [N, K] first (one launch more): a batched product whose
+    // B broadcasts over the batch, ragged M and N; the row-norm tail with a mean on the copy
+    // (64-column groups), and on mma.sync where the product is too small to pay for it.
+    {"matmul_broadcast_b_transposed_relu", "anchor+epilogue", 2,
+     "graph g(%x: f32[3,250,516], %w: param f32[516,300]) { %y = matmul(%x, %w) %o = relu(%y) "
+     "return %o }"},
+    {"matmul_groupnorm_gelu_mean_transposed", "linear+epilogue+rownorm+reduce", 2,
+     "graph g(%x: f32[256,1024], %w: param f32[1024,512], %ga: param f32[512], %be: param "
+     "f32[512]) { %y = matmul(%x, %w) %n = group_norm(%y, %ga, %be) {groups = 8} %g = gelu(%n) "
+     "%o = mean(%g) {dims = [1]} return %o }"},
+    {"matmul_groupnorm_mean_small", "linear+epilogue+rownorm+reduce", 1,
+     "graph g(%x: f32[70,132], %w: param f32[132,96], %ga: param f32[96], %be: param f32[96]) "
+     "{ %y = matmul(%x, %w) %n = group_norm(%y, %ga, %be) {groups = 6} %o = mean(%n) {dims = "
+     "[-1], keepdim = true} return %o }"},
     {"linear_gelu_broadcast_epilogue", "anchor+epilogue", 1,
      "graph g(%x: f32[33,70], %w: param f32[41,70], %s: param f32[41]) { %y = linear(%x, %w) %g "
      "= gelu(%y) %o = mul(%g, %s) return %o }"},

@@ -316,6 +316,76 @@ TEST(Gemm, WgmmaEngineCopiesThroughTmaUnlessBatched) {
   EXPECT_TRUE(b->launch.tensorMaps.empty());
 }
 
+/// A matmul of `m` x `k` by `k` x `n` (B as [K, N]) in math mode `math`, for sm_90a.
+GemmSpec matmulSpec(int64_t m, int64_t n, int64_t k, MathMode math = MathMode::Tf32x3) {
+  GemmSpec s;
+  s.kernelName = "mm";
+  s.M = m;
+  s.N = n;
+  s.K = k;
+  s.bTransposed = false;
+  s.math = math;
+  s.wgmma = true;
+  return s;
+}
+
+TEST(Gemm, MatmulBTurnedKMajorWhereTheEnginePaysForTheCopy) {
+  // Compute-bound products take the copy in both math modes (matmul_gn32_gelu_mean's).
+  EXPECT_TRUE(gemmTransposesB(matmulSpec(4096, 2048, 4096)));
+  EXPECT_TRUE(gemmTransposesB(matmulSpec(4096, 2048, 4096, MathMode::Tf32)));
+  // Not without the engine, with K off 16-byte rows, for a vector B, or where B's copy costs
+  // more than the engine saves (a few rows: the product streams B once anyway).
+  GemmSpec sm80 = matmulSpec(4096, 2048, 4096);
+  sm80.wgmma = false;
+  EXPECT_FALSE(gemmTransposesB(sm80));
+  EXPECT_FALSE(gemmTransposesB(matmulSpec(4096, 2048, 4098)));
+  EXPECT_FALSE(gemmTransposesB(matmulSpec(4096, 1, 4096)));
+  EXPECT_FALSE(gemmTransposesB(matmulSpec(8, 2048, 4096)));
+  GemmSpec linear = matmulSpec(4096, 2048, 4096);
+  linear.bTransposed = true;
+  EXPECT_FALSE(gemmTransposesB(linear));
+  auto refused = emitGemmTranspose(linear);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_EQ(llvm::toString(refused.takeError()), "mm_bt: B is already [N, K]");
+
+  // B broadcast over the outer batch dim and distinct over the inner one: two matrices.
+  GemmSpec batched = gemmCase("matmul_batch2d_big").spec;
+  batched.wgmma = true;
+  auto k = emitGemmTranspose(batched);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_EQ(k->launch.grid[0], unsigned((200 + 31) / 32 * (384 / 32)));
+  EXPECT_EQ(k->launch.grid[1], 2u);
+  EXPECT_EQ(k->launch.block[0] * k->launch.block[1], 256u);
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].slot, 1);
+  EXPECT_EQ(k->workspace[0].bytes, 4 * 2 * 200 * 384);
+  EXPECT_DOUBLE_EQ(k->bytes, 2.0 * 4 * 2 * 200 * 384);
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_90a", true), "");
+  EXPECT_EQ(nvrtcCompile(k->source, "sm_80"), "");
+  // The product on the copy is a linear layer's on the engine, with the same batch strides.
+  batched.bTransposed = true;
+  ASSERT_TRUE(gemmFitsWgmma(batched));
+  auto product = emitGemm(batched);
+  ASSERT_TRUE(bool(product)) << llvm::toString(product.takeError());
+  EXPECT_NE(product->tileConfig.find("wgmma"), std::string::npos) << product->tileConfig;
+}
+
+TEST(Gemm, RowMeanAddsEachBlocksSumOverN) {
+  GemmSpec s = gemmCase("linear_norm_max_odd").spec;
+  s.rowReduce = GemmSpec::RowReduce::Mean;
+  auto k = emitGemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  EXPECT_NE(k->source.find("constexpr int kRowReduce = 3;"), std::string::npos);
+  EXPECT_NE(k->source.find("constexpr float kRowReduceScale = 0.010416666"), std::string::npos)
+      << "1 / 96";
+  ASSERT_EQ(k->workspace.size(), 1u);
+  EXPECT_EQ(k->workspace[0].init, WorkspaceNeed::Init::Zero);
+  s.rowReduce = GemmSpec::RowReduce::Sum;
+  auto sum = emitGemm(s);
+  ASSERT_TRUE(bool(sum)) << llvm::toString(sum.takeError());
+  EXPECT_NE(sum->source.find("constexpr float kRowReduceScale = 1"), std::string::npos);
+}
+
 TEST(Gemm, ClustersOfTwoShareTheBTileOrAreRefused) {
   GemmSpec tf32 = gemmCase("linear_8192_tf32").spec;
   tf32.wgmma = true;
