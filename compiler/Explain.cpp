@@ -56,6 +56,8 @@ llvm::StringRef tailName(TailKind t) {
     return "pool tail";
   case TailKind::Softmax:
     return "softmax tail";
+  case TailKind::ChannelReduce:
+    return "channel reduction tail";
   }
   llvm_unreachable("unknown tail kind");
 }

@@ -296,13 +296,12 @@ int poolConsumer(const Context &ctx, ValueId v, std::string &why) {
 }
 
 /// Whether the planner's kernel for `anchor` runs the tail; `why` receives why not.
-bool runsTail(const Context &ctx, const Op &anchor, const Op *softmax, const Op *pool,
-              std::string &why) {
+bool runsTail(const Context &ctx, const Op &anchor, const ConvTailOps &tail, std::string &why) {
   if (!ctx.options.anchorRunsTail) {
-    why = "no convolution kernel runs softmax or pool tails here";
+    why = "no convolution kernel runs softmax, pool or channel-reduction tails here";
     return false;
   }
-  return ctx.options.anchorRunsTail(ctx.graph, anchor, softmax, pool, why);
+  return ctx.options.anchorRunsTail(ctx.graph, anchor, tail, why);
 }
 
 /// The part the conv tail patterns share: a conv anchor, its epilogue (into g.epilogue) and
@@ -333,7 +332,7 @@ MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
     return why.empty() ? "epilogue stops at " + stop + "; " + ctx.op(consumer).name().str() +
                              " is not a pool"
                        : why;
-  if (!runsTail(ctx, anchor, nullptr, &ctx.op(pool), why))
+  if (!runsTail(ctx, anchor, {nullptr, &ctx.op(pool), nullptr}, why))
     return why;
   g.pool = pool;
   g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
@@ -361,15 +360,42 @@ MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
   // The pool too, where its windows tile the output and the kernel can hold them.
   std::string why;
   int pool = poolConsumer(ctx, after, why);
-  if (pool >= 0 && runsTail(ctx, anchor, &softmax, &ctx.op(pool), why)) {
+  if (pool >= 0 && runsTail(ctx, anchor, {&softmax, &ctx.op(pool), nullptr}, why)) {
     g.pattern = "conv+epilogue+softmax+epilogue+pool+epilogue";
     g.pool = pool;
     g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
     return std::nullopt;
   }
-  if (!runsTail(ctx, anchor, &softmax, nullptr, why))
+  if (!runsTail(ctx, anchor, {&softmax, nullptr, nullptr}, why))
     return why;
   g.output = after;
+  return std::nullopt;
+}
+
+/// conv -> elementwise* -> sum|mean|max|min|logsumexp over the channels (dims [1]) ->
+/// elementwise*, where the planner's kernel for the conv holds every channel of a position
+/// (conv_igemm's wgmma engine, one group in one tile column): y never reaches memory.
+MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
+  const Op &anchor = ctx.op(root);
+  ValueId end = -1;
+  int consumer = -1;
+  std::string stop;
+  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+    return why;
+  const Op &red = ctx.op(consumer);
+  const OpKind k = red.kind;
+  if (k != OpKind::Sum && k != OpKind::Mean && k != OpKind::Max && k != OpKind::Min &&
+      k != OpKind::Logsumexp)
+    return "epilogue stops at " + stop + "; " + red.name().str() + " is not a reduction";
+  IntList dims = red.getInts("dims");
+  const int64_t rank = int64_t(ctx.graph.type(end).rank());
+  if (dims.size() != 1 || (dims[0] != 1 && dims[0] != 1 - rank))
+    return red.name().str() + " does not reduce over the channels (dim 1) alone";
+  std::string why;
+  if (!runsTail(ctx, anchor, {nullptr, nullptr, &red}, why))
+    return why;
+  g.reduce = consumer;
+  g.output = followChain(ctx, red.result, g.reduceEpilogue, stop);
   return std::nullopt;
 }
 
@@ -393,6 +419,7 @@ const AnchorPattern kAnchorPatterns[] = {
     {"conv+epilogue+norm+epilogue", TailKind::Norm, matchNorm},
     {"conv+epilogue+softmax+epilogue", TailKind::Softmax, matchSoftmax},
     {"conv+epilogue+pool+epilogue", TailKind::Pool, matchPool},
+    {"conv+epilogue+creduce+epilogue", TailKind::ChannelReduce, matchChannelReduce},
     {"anchor+epilogue", TailKind::None, matchPlain},
 };
 

@@ -42,6 +42,9 @@ enum class TailKind : uint8_t {
   /// conv -> elementwise* -> softmax / log_softmax over the channels -> elementwise*, and
   /// optionally a Pool tail's pool and chain after that
   Softmax,
+  /// conv -> elementwise* -> sum / mean / max / min / logsumexp over the channels (dim 1
+  /// only) -> elementwise*
+  ChannelReduce,
 };
 
 struct FusionGroup {
@@ -79,13 +82,17 @@ struct FusionResult {
   std::vector<FusionRejection> rejections;
 };
 
+/// The ops a conv anchor's kernel may run after its epilogue (each may be null): a softmax
+/// over the channels and then a pool, or a reduction over the channels.
+struct ConvTailOps {
+  const Op *softmax = nullptr, *pool = nullptr, *reduce = nullptr;
+};
+
 /// What the fuse pass asks of the planner.
 struct FuseOptions {
-  /// Whether the kernel of conv anchor `anchor` can run, after its epilogue, `softmax` (a
-  /// softmax over the channels) and then `pool` (either may be null); when it cannot, `why`
-  /// says so. Unset: no conv takes either.
-  std::function<bool(const Graph &, const Op &anchor, const Op *softmax, const Op *pool,
-                     std::string &why)>
+  /// Whether the kernel of conv anchor `anchor` can run the `tail` ops after its epilogue;
+  /// when it cannot, `why` says so. Unset: no conv takes any.
+  std::function<bool(const Graph &, const Op &anchor, const ConvTailOps &tail, std::string &why)>
       anchorRunsTail;
 };
 

@@ -73,9 +73,8 @@ llvm::Expected<PipelineResult> runPipeline(const Graph &input, const PipelineOpt
         PlanOptions planOptions{options.precision, options.arch, options.normInKernelWherePossible};
         FuseOptions fuseOptions;
         fuseOptions.anchorRunsTail = [planOptions](const Graph &g, const Op &anchor,
-                                                   const Op *softmax, const Op *pool,
-                                                   std::string &why) {
-          return convRunsTail(g, anchor, softmax, pool, planOptions, why);
+                                                   const ConvTailOps &tail, std::string &why) {
+          return convRunsTail(g, anchor, tail, planOptions, why);
         };
         r.fusion = fuse(r.graph, fuseOptions);
         if (debug)

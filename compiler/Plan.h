@@ -50,12 +50,13 @@ llvm::Expected<PlanResult> planGraph(const Graph &graph, const FusionResult &fus
                                      const PlanOptions &options);
 
 /// Whether the planner's kernel for conv anchor `anchor` (a conv or conv_transpose) runs,
-/// after its epilogue, `softmax` (a softmax or log_softmax over the channels) and then `pool`
-/// (a max_pool or avg_pool whose windows tile its input) itself; either may be null. It does
-/// where the convolution runs on conv_direct in FFMA and the tails fit a thread's registers
-/// (ConvChannelSoftmax, ConvPoolTail). The fuse pass asks this (FuseOptions::anchorRunsTail);
-/// `why` says why not.
-bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const Op *pool,
+/// after its epilogue, the `tail` ops itself: a softmax or log_softmax over the channels and
+/// then a max_pool or avg_pool whose windows tile its input (either may be null) where the
+/// convolution runs on conv_direct in FFMA and the tails fit a thread's registers
+/// (ConvChannelSoftmax, ConvPoolTail); or a reduction over the channels where it runs on
+/// conv_igemm's wgmma engine with every channel in one tile (ConvChannelReduce). The fuse pass
+/// asks this (FuseOptions::anchorRunsTail); `why` says why not.
+bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &tail,
                   const PlanOptions &options, std::string &why);
 
 /// The relative L2 error a plan's results may show against the float64 reference

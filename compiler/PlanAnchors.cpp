@@ -353,10 +353,21 @@ ConvPoolTail makePoolTail(const Graph &g, const Op &pool) {
 
 } // namespace
 
-bool convRunsTail(const Graph &graph, const Op &anchor, const Op *softmax, const Op *pool,
+bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
                   const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
+  if (ops.reduce) {
+    if (igemm && convIgemmReducesChannels(spec, &why))
+      return true;
+    if (!igemm)
+      why = std::string("the convolution runs on ") +
+            (spec.math == MathMode::Tf32 ? "conv_mma" : "conv_direct") +
+            ", which does not reduce over the channels in its kernel (conv_igemm's wgmma "
+            "engine does)";
+    return false;
+  }
+  const Op *softmax = ops.softmax, *pool = ops.pool;
   const char *tail = softmax ? "take a softmax over the channels" : "pool";
   if (igemm) {
     why = std::string("the convolution runs on conv_igemm, which does not ") + tail +
@@ -436,6 +447,33 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
     return launchConv(b, spec, igemm, gi, role, slots);
+  }
+
+  if (grp.tail == TailKind::ChannelReduce) {
+    // The fuse pass took the reduction because convRunsTail said this kernel runs it.
+    const Op &red = g.ops[grp.reduce];
+    // The chain after the reduction indexes the reduced tensor by n and its position s
+    // (without keepdim there is no channel dim to index).
+    const Shape &rs = g.type(red.result).shape;
+    IndexSpace space;
+    space.shape = rs;
+    space.runs = {{1, "n"}, {unsigned(rs.size()), "s"}};
+    auto post = chainBody(g, grp.reduceEpilogue, red.result, space, extra);
+    if (!post)
+      return withContext(post.takeError(), b.where(gi));
+    using Kind = ConvChannelReduce::Kind;
+    const Kind kind = red.kind == OpKind::Sum    ? Kind::Sum
+                      : red.kind == OpKind::Mean ? Kind::Mean
+                      : red.kind == OpKind::Max  ? Kind::Max
+                      : red.kind == OpKind::Min  ? Kind::Min
+                                                 : Kind::LogSumExp;
+    spec.channelReduce = ConvChannelReduce{kind, *post};
+    spec.kernelName = b.kernelName(gi, "");
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[3] = b.bufferOf(grp.output);
+    return launchConv(
+        b, spec, igemm, gi,
+        std::string("anchor + epilogue + ") + channelFoldName(kind) + " over the channels", slots);
   }
 
   const Op &norm = g.ops[grp.norm];
@@ -595,6 +633,18 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
     full.assign(s.batchShape.begin(), s.batchShape.end());
     full.push_back(s.M);
     full.push_back(s.N);
+    // A B shared by every batch (a weight) and an A with every batch dim of its own: the
+    // batch is more rows of one product, as for linear (one tile numbering, so TMA copies
+    // and the persistent schedule apply). The epilogue's row index is the same flattened row.
+    if (llvm::all_of(s.batchStrideB, [](int64_t st) { return st == 0; }) &&
+        llvm::all_of(s.batchStrideA, [](int64_t st) { return st != 0; })) {
+      for (int64_t d : s.batchShape)
+        s.M *= d;
+      s.batchShape.clear();
+      s.batchStrideA.clear();
+      s.batchStrideB.clear();
+      s.batchStrideC.clear();
+    }
   }
   // With a 1-D operand the output lacks the M or N dim, so tensors fused into the epilogue
   // would broadcast against other dims than the kernel's (row, column) coordinates.

@@ -30,18 +30,22 @@
 // store covers whole 32-byte sectors, or every kYStepW-th word of them for a phase)
 // and accumulates per-(n, c) sum and sum of squares in
 // double (block-reduced first, one atomic per (n, c) per block where the tile lies in one n).
+// With kCReduce (engine 1, one group whose channels one tile column holds) it reduces each
+// position's values over the channels instead (sinter::ChannelFold: 1 sum, 2 mean, 3 max,
+// 4 min, 5 logsumexp), applies `CReduceEpilogue` (c = 0) and stores only that, into slot 3
+// as [N, kY...].
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)), kBSlot the B rows (kPackedB).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
-// kAccumulateStats, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident blocks the
-// registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from one
-// output channel's row to the next), kBBase (where this kernel's rows start); kEngine and
+// kAccumulateStats, kCReduce, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident
+// blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from
+// one output channel's row to the next), kBBase (where this kernel's rows start); kEngine and
 // engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes (the
 // dynamic shared memory the emitter requests; engine 1 checks it against its layout);
-// struct Epilogue.
+// structs Epilogue and CReduceEpilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -105,6 +109,11 @@ static_assert(!cfg::kPackedB || (cfg::kBN * cfg::kBK / 4) % kThreads == 0,
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");
 static_assert(cfg::kBK % 8 == 0, "k tiles are whole mma steps");
+static_assert(cfg::kCReduce == 0 ||
+                  (kWgmma && cfg::kWarpsN == 1 && cfg::kGroups == 1 && cfg::kBN >= cfg::kCout &&
+                   cfg::kStoreOutput && !cfg::kAccumulateStats),
+              "a reduction over the channels needs engine 1, one group in one column span, "
+              "and the reduced tensor stored without statistics");
 static_assert(cfg::kKD <= 31 && cfg::kKH <= 31 && cfg::kKW <= 31, "tap masks are 32 bits");
 static_assert(kCinG * kInVol < (1ll << 31), "one image's input offsets fit in 32 bits");
 static_assert(!cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1),
@@ -386,6 +395,62 @@ __device__ __forceinline__ void mmaSyncTile(float (&acc)[kMI][kNI][4], float *sm
 
 namespace conv_igemm {
 
+/// Each of a thread's rows (m0 + r0 + mi * 16 + h * 8): its image (-1 past mEnd) and its
+/// position in y.
+__device__ __forceinline__ void rowFacts(i64 m0, i64 mEnd, int r0, int (&rowImage)[kMI][2],
+                                         i64 (&rowPos)[kMI][2]) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i64 m = m0 + r0 + mi * 16 + h * 8;
+      const int nb = (int)(m / kOutVol);
+      rowImage[mi][h] = m < mEnd ? nb : -1;
+      rowPos[mi][h] = yPosition(m - (i64)nb * kOutVol);
+    }
+}
+
+/// kCReduce (engine 1): the epilogue's values of each of the tile's rows reduced over its
+/// channels, which the one column span holds (n0 = 0): over the thread's columns, then the
+/// row's four lanes; lane t == 0 runs CReduceEpilogue (c = 0) and stores the row's value
+/// (rows past mEnd compute nothing but join the shuffles). KIND is cfg::kCReduce (a template
+/// parameter, so that kernels without the reduction never instantiate it).
+template <int KIND>
+__device__ __forceinline__ void
+reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i64 mEnd, int tid) {
+  const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+  const float *bias = sinter::slot<const float>(b, 2);
+  float *out = sinter::slot<float>(b, 3);
+  int rowImage[kMI][2];
+  i64 rowPos[kMI][2];
+  rowFacts(m0, mEnd, (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM) + g, rowImage, rowPos);
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int nb = rowImage[mi][h];
+      const i64 sp = rowPos[mi][h];
+      sinter::ChannelFold<KIND> fold;
+      if (nb >= 0) {
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            const int c = ni * 8 + 2 * t + j;
+            if (c >= cfg::kCout)
+              continue;
+            float v = acc[mi][ni][h * 2 + j];
+            if constexpr (cfg::kHasBias)
+              v += bias[c];
+            fold.add(Epilogue{}(v, nb, c, sp, b));
+          }
+      }
+      fold.template mergeLanes<4>();
+      if (t == 0 && nb >= 0)
+        out[(i64)nb * kYVol + sp] = CReduceEpilogue{}(fold.result(cfg::kCout), nb, 0, sp, b);
+    }
+}
+
 /// The epilogue of one tile: thread tid (of the kThreads accumulator threads) holds rows
 /// m0 + wm + mi * 16 + g (+8) (those below mEnd are the tile's), columns n0 + wn + ni * 8 +
 /// 2t (+1) of group grp. `red` is kWarpsM * kBN * 2 doubles of shared memory.
@@ -410,17 +475,8 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
   // are hoisted out of its main loop: one kernel went from 66 to 174 registers).
   int rowImage[kMI][2];
   i64 rowPos[kMI][2];
-  if constexpr (kWgmma) {
-#pragma unroll
-    for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const i64 m = m0 + wm + mi * 16 + g + h * 8;
-        const int nb = (int)(m / kOutVol);
-        rowImage[mi][h] = m < mEnd ? nb : -1;
-        rowPos[mi][h] = yPosition(m - (i64)nb * kOutVol);
-      }
-  }
+  if constexpr (kWgmma)
+    rowFacts(m0, mEnd, wm + g, rowImage, rowPos);
   // Engine 1's consumers may still be reading `red` for their previous tile.
   if constexpr (cfg::kAccumulateStats && kWgmma)
     if (oneImage)
@@ -541,7 +597,10 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
     float acc[kMI][kNI][4];
     wg::consume<kNI + 0 * E>(acc[0], base, bars, tl, c0, tid);
     const i64 m0 = (i64)tl.plane * kOutHW + tl.start;
-    storeTile(acc, b, m0, m0 + tl.rows, tl.n0, tl.grp, tid, red);
+    if constexpr (cfg::kCReduce != 0)
+      reduceTileChannels<cfg::kCReduce>(acc, b, m0, m0 + tl.rows, tid);
+    else
+      storeTile(acc, b, m0, m0 + tl.rows, tl.n0, tl.grp, tid, red);
   }
 }
 

@@ -439,6 +439,9 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s) {
 }
 
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectTuning &tuning) {
+  if (s.channelReduce)
+    return makeError(s.kernelName + ": conv_direct and conv_mma have no reduction over the "
+                                    "channels (conv_igemm's wgmma engine runs it)");
   if (s.math == MathMode::Tf32)
     return emitConvMma(s);
   if (llvm::Error err = checkDirectConvSpec(s))

@@ -181,7 +181,13 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
     if (wgmmaSharedBytes(tile, box, s.accumulateStats) > sharedPerBlock(tile.minBlocks))
       return makeError(name + ": the input box of conv_wgmma does not fit shared memory" +
                        (tile.minBlocks > 1 ? " (two blocks an SM)" : ""));
-  } else {
+  }
+  if (s.channelReduce &&
+      (!tile.wgmma || s.groups != 1 || tile.bn < coutG || s.accumulateStats || !s.storeOutput))
+    return makeError(name + ": conv_igemm reduces over the channels only on its wgmma engine, "
+                            "for one group whose channels one tile holds, stored without "
+                            "statistics");
+  if (!tile.wgmma) {
     while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
       --tile.stages;
     if (smemBytes(tile.stages) > kSmemLimit)
@@ -217,6 +223,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constantBool("kHasBias", s.hasBias);
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
+  w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
   w.constant("kBK", tile.bk);
@@ -240,6 +247,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
       tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats) : smemBytes(tile.stages);
   w.constant("kSharedBytes", sharedBytes);
   w.anchorEpilogue("Epilogue", s.epilogue);
+  w.anchorEpilogue("CReduceEpilogue", s.channelReduce ? s.channelReduce->post : FunctorBody());
 
   KernelSource k;
   k.name = name;
@@ -266,16 +274,23 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
                        std::to_string(tile.ciChunk) + " channels, "
                  : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
-  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
-                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
-                 std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
-                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
-                 (!bRows.packed     ? ""
-                  : bRows.slot == 1 ? ", 16-byte weight rows"
-                                    : ", packed weight rows");
+  k.tileConfig =
+      (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
+      std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
+      std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+      (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+      (!bRows.packed     ? ""
+       : bRows.slot == 1 ? ", 16-byte weight rows"
+                         : ", packed weight rows") +
+      (s.channelReduce ? std::string(", then a ") + channelFoldName(s.channelReduce->kind) +
+                             " over the channels"
+                       : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
-  k.bytes = 4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps +
-                         (s.hasBias ? s.Cout : 0) + (s.storeOutput ? s.N * s.Cout * outVol : 0));
+  k.bytes =
+      4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0) +
+                   (!s.storeOutput    ? 0
+                    : s.channelReduce ? s.N * outVol
+                                      : s.N * s.Cout * outVol));
   if (s.accumulateStats) {
     k.bytes += 16.0 * double(s.N * s.Cout);
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,
@@ -348,6 +363,9 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   if (s.pool || s.softmax)
     return makeError(s.kernelName +
                      ": conv_igemm has no pool or softmax tail (conv_direct runs them)");
+  if (s.channelReduce && !tile && convShiftTile(s))
+    return makeError(s.kernelName + ": conv_shift has no reduction over the channels (the "
+                                    "input-box engine runs it)");
   // The output sizes must follow from the attributes (transposed: output_padding is folded
   // into `out`, so only a lower bound holds).
   for (int d = 0; d < 3; ++d) {
@@ -537,6 +555,28 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       t = c;
   }
   return t;
+}
+
+bool convIgemmReducesChannels(const ConvSpec &s, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (s.groups != 1)
+    return no("the reduction spans the convolution's groups");
+  if (convShiftTile(s))
+    return no("the convolution runs on conv_shift, which does not reduce over the channels");
+  std::string why;
+  auto tile = convWgmmaTile(s, &why);
+  if (!tile)
+    return no("the convolution stays on mma.sync (" + why +
+              "), which does not reduce over the "
+              "channels");
+  if (tile->bn < s.Cout)
+    return no(std::to_string(s.Cout) + " channels span more than one " + std::to_string(tile->bn) +
+              "-channel tile");
+  return true;
 }
 
 int64_t convIgemmMeanReduction(const ConvSpec &s) {

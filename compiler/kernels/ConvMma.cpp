@@ -464,6 +464,9 @@ llvm::Error checkMmaSpec(const ConvSpec &s) {
   if (s.pool || s.softmax)
     return makeError(s.kernelName +
                      ": conv_mma has no pool or softmax tail (conv_direct runs them)");
+  if (s.channelReduce)
+    return makeError(s.kernelName + ": conv_mma has no reduction over the channels "
+                                    "(conv_igemm's wgmma engine runs it)");
   std::string why;
   if (!convMmaSupports(s, &why))
     return makeError(s.kernelName + ": conv_mma cannot run this convolution: " + why);

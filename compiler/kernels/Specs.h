@@ -53,6 +53,24 @@ struct ConvChannelSoftmax {
   FunctorBody post;
 };
 
+/// A reduction over all output channels that the convolution's kernel runs on its epilogue's
+/// values (conv_igemm's wgmma input-box engine, one group, every channel in one tile column),
+/// followed by `post`, the chain after it (anchor-epilogue form with c = 0 and s the position
+/// within the (n) plane). Only the reduced tensor [N, (1,) out...] is stored, to slot 3.
+struct ConvChannelReduce {
+  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp } kind = Kind::Sum;
+  FunctorBody post;
+};
+
+/// The templates' ChannelFold kind for `k` (common.cuh: 1 sum .. 5 logsumexp).
+inline int channelFoldConstant(ConvChannelReduce::Kind k) { return int(k) + 1; }
+
+/// The reduction's op name, for tile descriptions.
+inline const char *channelFoldName(ConvChannelReduce::Kind k) {
+  static const char *const kNames[] = {"sum", "mean", "max", "min", "logsumexp"};
+  return kNames[int(k)];
+}
+
 /// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
 /// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
 /// stride/dilation = {1, ...}, padding = {0, ...}. `out` already includes output_padding.
@@ -87,6 +105,9 @@ struct ConvSpec {
   /// A softmax over the channels the kernel runs itself (conv_direct only; storeOutput, no
   /// statistics). See ConvChannelSoftmax.
   std::optional<ConvChannelSoftmax> softmax;
+  /// A reduction over the channels the kernel runs itself (conv_igemm's wgmma engine only;
+  /// storeOutput, no statistics). See ConvChannelReduce.
+  std::optional<ConvChannelReduce> channelReduce;
 };
 
 /// Elements of a D x H x W extent (ConvSpec's spatial arrays).

@@ -48,6 +48,8 @@ TEST(Fusion, TwoConsumersEndTheEpilogue) {
                        "conv conv+epilogue+softmax+epilogue: epilogue stops at %r has 2 "
                        "consumers\n"
                        "conv conv+epilogue+pool+epilogue: epilogue stops at %r has 2 "
+                       "consumers\n"
+                       "conv conv+epilogue+creduce+epilogue: epilogue stops at %r has 2 "
                        "consumers\n");
 }
 
@@ -70,7 +72,8 @@ TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
                        "linear conv+epilogue+norm+epilogue: the anchor is not a convolution\n"
                        "linear conv+epilogue+softmax+epilogue: the anchor is not a "
                        "convolution\n"
-                       "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n");
+                       "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n"
+                       "linear conv+epilogue+creduce+epilogue: the anchor is not a convolution\n");
 }
 
 TEST(Fusion, MatmulOfTwoMatricesTakesTheRowNormTailWithAMean) {
@@ -180,10 +183,11 @@ TEST(Fusion, APoolFlowingIntoANormHeldInRegistersTakesIt) {
   EXPECT_EQ(r->plan.kernels[0].source.templateName, "row_norm.cuh");
 }
 
-FuseOptions everyConvPools() { // and takes every softmax
+FuseOptions everyConvPools() { // and takes every softmax, but no channel reduction
   FuseOptions o;
-  o.anchorRunsTail = [](const Graph &, const Op &, const Op *, const Op *, std::string &) {
-    return true;
+  o.anchorRunsTail = [](const Graph &, const Op &, const ConvTailOps &t, std::string &why) {
+    why = "no reductions here";
+    return t.reduce == nullptr;
   };
   return o;
 }
@@ -204,16 +208,88 @@ TEST(Fusion, AConvTakesAPoolWhoseWindowsTileItsOutputWhenItsKernelRunsIt) {
   EXPECT_EQ(patterns(g, plain), "anchor+epilogue[ conv relu ] "
                                 "pool+epilogue+reduce[ max_pool sigmoid sum ] ");
   EXPECT_NE(why(g, plain).find("conv conv+epilogue+pool+epilogue: no convolution kernel runs "
-                               "softmax or pool tails here"),
+                               "softmax, pool or channel-reduction tails here"),
             std::string::npos);
   // The planner's kernel refuses: its reason is the rejection.
   FuseOptions refuses;
-  refuses.anchorRunsTail = [](const Graph &, const Op &, const Op *, const Op *, std::string &why) {
+  refuses.anchorRunsTail = [](const Graph &, const Op &, const ConvTailOps &, std::string &why) {
     why = "not today";
     return false;
   };
   EXPECT_NE(why(g, fuse(g, refuses)).find("conv conv+epilogue+pool+epilogue: not today"),
             std::string::npos);
+}
+
+FuseOptions everyConvReduces() {
+  FuseOptions o;
+  o.anchorRunsTail = [](const Graph &, const Op &, const ConvTailOps &t, std::string &why) {
+    why = "only reductions here";
+    return t.reduce != nullptr;
+  };
+  return o;
+}
+
+TEST(Fusion, AConvTakesAReductionOverItsChannelsWhenItsKernelRunsIt) {
+  Graph g = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                     "%r = relu(%y) %m = min(%r) {dims = [-3], keepdim = true} %a = tanh(%m) "
+                     "%o = tanh(%a) return %o }");
+  FusionResult f = fuse(g, everyConvReduces());
+  EXPECT_EQ(patterns(g, f), "conv+epilogue+creduce+epilogue[ conv relu min tanh tanh ] ");
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].tail, TailKind::ChannelReduce);
+  EXPECT_EQ(g.ops[f.groups[0].reduce].name(), "min");
+  EXPECT_EQ(f.groups[0].epilogue.size(), 1u);
+  EXPECT_EQ(f.groups[0].reduceEpilogue.size(), 2u);
+  // The planner's refusal is the rejection; without a kernel that runs it, the reduction
+  // keeps its own kernel.
+  FusionResult plain = fuse(g, everyConvPools());
+  EXPECT_EQ(patterns(g, plain),
+            "anchor+epilogue[ conv relu ] reduction+epilogue[ min tanh tanh ] ");
+  EXPECT_NE(why(g, plain).find("conv conv+epilogue+creduce+epilogue: no reductions here"),
+            std::string::npos);
+  // Only a reduction over the channels alone.
+  Graph hw = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                      "%m = max(%y) {dims = [1, 2]} return %m }");
+  FusionResult fh = fuse(hw, everyConvReduces());
+  EXPECT_NE(why(hw, fh).find("conv+epilogue+creduce+epilogue: max does not reduce over the "
+                             "channels (dim 1) alone"),
+            std::string::npos)
+      << why(hw, fh);
+}
+
+TEST(Fusion, ThePlannerRunsAChannelReductionOnTheWgmmaEngineOnly) {
+  // 16 -> 64 channels, 3x3, on sm_90a: conv_igemm's input-box engine, one 64-channel tile.
+  const char *wide = "graph g(%x: f32[4,16,40,40], %w: param f32[64,16,3,3], %b: param f32[64]) "
+                     "{ %y = conv(%x, %w, %b) %l = logsumexp(%y) {dims = [1]} %o = relu(%l) "
+                     "return %o }";
+  auto r = runPipeline(parseOne(wide), {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(patterns(r->graph, r->fusion),
+            "conv+epilogue+creduce+epilogue[ conv logsumexp relu ] ");
+  ASSERT_EQ(r->plan.kernels.size(), 2u); // the weight rows, then the convolution
+  EXPECT_NE(r->plan.kernels[1].source.source.find("constexpr int kCReduce = 5;"),
+            std::string::npos);
+  EXPECT_NE(r->plan.kernels[1].source.tileConfig.find("then a logsumexp over the channels"),
+            std::string::npos)
+      << r->plan.kernels[1].source.tileConfig;
+  // On sm_80 it stays on mma.sync, which does not run it.
+  PipelineOptions sm80;
+  sm80.arch = "sm_80";
+  auto r80 = runPipeline(parseOne(wide), sm80);
+  ASSERT_TRUE(bool(r80)) << llvm::toString(r80.takeError());
+  EXPECT_EQ(patterns(r80->graph, r80->fusion),
+            "anchor+epilogue[ conv ] reduction+epilogue[ logsumexp relu ] ");
+  EXPECT_NE(why(r80->graph, r80->fusion).find("the convolution stays on mma.sync"),
+            std::string::npos)
+      << why(r80->graph, r80->fusion);
+  // A convolution of few channels runs on conv_direct, which does not either.
+  auto small = runPipeline(parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[4,3,3,3]) { %y = "
+                                    "conv(%x, %w) %m = sum(%y) {dims = [1]} return %m }"),
+                           {});
+  ASSERT_TRUE(bool(small)) << llvm::toString(small.takeError());
+  EXPECT_NE(why(small->graph, small->fusion).find("runs on conv_direct, which does not reduce"),
+            std::string::npos)
+      << why(small->graph, small->fusion);
 }
 
 TEST(Fusion, AConvTakesASoftmaxOverItsChannelsAndThenAPool) {

@@ -57,11 +57,15 @@ const PatternCase kPatternCases[] = {
      "%ga, %be) {groups = 6} %m = min(%n) {dims = [1], keepdim = true} %o = add(%m, %bias) "
      "return %o }"},
     // A matmul's B is [K, N]; on sm_90a, where the wgmma engine pays for the copy,
-    // gemm_transpose.cuh writes it as [N, K] first (one launch more): a batched product whose
-    // B broadcasts over the batch, ragged M and N; the row-norm tail with a mean on the copy
-    // (64-column groups), and on mma.sync where the product is too small to pay for it.
+    // gemm_transpose.cuh writes it as [N, K] first (one launch more): a product whose B is
+    // shared by the batch (one product of 750 rows), one whose B broadcasts over one batch dim
+    // only (a batched product of two B matrices), ragged M and N; the row-norm tail with a mean
+    // on the copy (64-column groups), and on mma.sync where the product is too small to pay.
     {"matmul_broadcast_b_transposed_relu", "anchor+epilogue", 2,
      "graph g(%x: f32[3,250,516], %w: param f32[516,300]) { %y = matmul(%x, %w) %o = relu(%y) "
+     "return %o }"},
+    {"bmm_partly_broadcast_b_transposed_gelu", "anchor+epilogue", 2,
+     "graph g(%a: f32[2,3,130,260], %b: f32[3,260,200]) { %y = matmul(%a, %b) %o = gelu(%y) "
      "return %o }"},
     {"matmul_groupnorm_gelu_mean_transposed", "linear+epilogue+rownorm+reduce", 2,
      "graph g(%x: f32[256,1024], %w: param f32[1024,512], %ga: param f32[512], %be: param "
@@ -103,6 +107,29 @@ const PatternCase kPatternCases[] = {
     {"conv1d_logsoftmax_avgpool3", "conv+epilogue+softmax+epilogue+pool+epilogue", 1,
      "graph g(%x: f32[3,4,41], %w: param f32[6,4,3]) { %y = conv(%x, %w) %s = log_softmax(%y) "
      "{dim = 1} %p = avg_pool(%s) {kernel_size = 3, ceil_mode = true} %o = tanh(%p) return %o }"},
+    // conv_igemm's input-box engine reduces over the channels in its epilogue (the weight rows
+    // first: two launches): a logsumexp kept as a dim then a tensor of the plane; a min without
+    // keepdim over 48 of a 64-wide tile's channels, the chain after it reading an [H, W]
+    // tensor; a stride-1 transposed mean; a 3-D max over dim -4; a 1-D sum of 128 channels.
+    {"conv_logsumexp_c_relu_add", "conv+epilogue+creduce+epilogue", 2,
+     "graph g(%x: f32[3,16,21,23], %w: param f32[64,16,3,3], %b: param f32[64], %t: param "
+     "f32[1,21,23]) { %y = conv(%x, %w, %b) {padding = 1} %l = logsumexp(%y) {dims = [1], "
+     "keepdim = true} %r = relu(%l) %o = add(%r, %t) return %o }"},
+    {"conv_gelu_min_c_tanh_mul", "conv+epilogue+creduce+epilogue", 2,
+     "graph g(%x: f32[2,16,19,26], %w: param f32[48,16,3,3], %t: param f32[17,24]) { %y = "
+     "conv(%x, %w) %g = gelu(%y) %m = min(%g) {dims = [1]} %a = tanh(%m) %o = mul(%a, %t) "
+     "return %o }"},
+    {"convT_mean_c_sigmoid", "conv+epilogue+creduce+epilogue", 2,
+     "graph g(%x: f32[2,32,9,11], %w: param f32[32,64,3,3], %b: param f32[64]) { %y = "
+     "conv_transpose(%x, %w, %b) {padding = 1} %m = mean(%y) {dims = [1], keepdim = true} %o = "
+     "sigmoid(%m) return %o }"},
+    {"conv3d_scale_max_c_sub", "conv+epilogue+creduce+epilogue", 2,
+     "graph g(%x: f32[2,16,7,9,10], %w: param f32[32,16,3,3,3], %b: param f32[32]) { %y = "
+     "conv(%x, %w, %b) {padding = 1} %s = mul(%y, 0.5) %m = max(%s) {dims = [-4]} %o = sub(%m, "
+     "1.0) return %o }"},
+    {"conv1d_sum_c_128", "conv+epilogue+creduce+epilogue", 2,
+     "graph g(%x: f32[3,32,40], %w: param f32[128,32,5], %b: param f32[128]) { %y = conv(%x, "
+     "%w, %b) {padding = 2} %s = sum(%y) {dims = [1], keepdim = true} return %s }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},

@@ -11,6 +11,7 @@
 #include "Nvrtc.h"
 #include "TcCases.h"
 
+#include "compiler/kernels/ConvDirect.h"
 #include "compiler/kernels/ConvIgemm.h"
 #include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/Gemm.h"
@@ -443,6 +444,75 @@ TEST(Gemm, WideNormGroupsGetWholeWarps) {
   EXPECT_NE(k->source.find("constexpr int kWarpsN = 1;"), std::string::npos);
   EXPECT_NE(k->source.find("constexpr int kWarpsM = 4;"), std::string::npos);
   EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "");
+}
+
+// A reduction over the channels runs in the input-box engine's epilogue: every kind on a
+// 64-wide tile (two blocks an SM), a 128-wide one and a 3-D box, each compiled for sm_90a
+// without spills or serialised wgmmas; what the engine cannot hold is refused.
+TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
+  using Kind = ConvChannelReduce::Kind;
+  auto spec = [](ConvSpec s, Kind kind) {
+    s.wgmma = true;
+    s.hasBias = true;
+    s.epilogue = functor("relu");
+    s.channelReduce = ConvChannelReduce{kind, functor("affine")};
+    return s;
+  };
+  const ConvSpec shapes[] = {convSpec("cr_2d_64", false, 2, 3, 16, 48, 1, {1, 21, 23}, {1, 3, 3},
+                                      {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                             convSpec("cr_1d_128", false, 1, 3, 32, 128, 1, {1, 1, 40}, {1, 1, 5},
+                                      {1, 1, 1}, {0, 0, 2}, {1, 1, 1}, MathMode::Tf32),
+                             convSpec("cr_3d_32", false, 3, 2, 16, 32, 1, {7, 9, 10}, {3, 3, 3},
+                                      {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32)};
+  for (const ConvSpec &shape : shapes)
+    for (Kind kind : {Kind::Sum, Kind::Mean, Kind::Max, Kind::Min, Kind::LogSumExp}) {
+      ConvSpec s = spec(shape, kind);
+      std::string why;
+      ASSERT_TRUE(convIgemmReducesChannels(s, &why)) << s.kernelName << ": " << why;
+      auto ks = emitConvIgemm(s);
+      ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+      const KernelSource &k = ks->back();
+      EXPECT_NE(k.source.find(
+                    "constexpr int kCReduce = " + std::to_string(channelFoldConstant(kind)) + ";"),
+                std::string::npos);
+      // Only the reduced tensor is written.
+      EXPECT_NE(k.tileConfig.find(std::string("then a ") + channelFoldName(kind)),
+                std::string::npos)
+          << k.tileConfig;
+      int registers = 0;
+      EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true, &registers), "")
+          << s.kernelName << " " << channelFoldName(kind);
+    }
+  // Refused: two groups, more channels than a tile holds, no wgmma, statistics.
+  ConvSpec grouped = spec(convSpec("cr_g2", false, 2, 3, 16, 64, 2, {1, 21, 23}, {1, 3, 3},
+                                   {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                          Kind::Max);
+  std::string why;
+  EXPECT_FALSE(convIgemmReducesChannels(grouped, &why));
+  EXPECT_EQ(why, "the reduction spans the convolution's groups");
+  EXPECT_FALSE(bool(emitConvIgemm(grouped)));
+  ConvSpec wide = spec(convSpec("cr_192", false, 2, 3, 16, 192, 1, {1, 21, 23}, {1, 3, 3},
+                                {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                       Kind::Sum);
+  EXPECT_FALSE(convIgemmReducesChannels(wide, &why));
+  EXPECT_EQ(why, "192 channels span more than one 128-channel tile");
+  auto refused = emitConvIgemm(wide);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("reduces over the channels only on"),
+            std::string::npos);
+  ConvSpec sm80 = spec(shapes[0], Kind::Min);
+  sm80.wgmma = false;
+  EXPECT_FALSE(convIgemmReducesChannels(sm80, &why));
+  EXPECT_FALSE(bool(emitConvIgemm(sm80)));
+  ConvSpec stats = spec(shapes[0], Kind::Min);
+  stats.accumulateStats = true;
+  EXPECT_FALSE(bool(emitConvIgemm(stats)));
+  // conv_direct and conv_mma refuse it outright.
+  ConvSpec direct = spec(shapes[0], Kind::Sum);
+  direct.math = MathMode::Ffma;
+  EXPECT_FALSE(bool(emitConvDirect(direct)));
+  direct.math = MathMode::Tf32;
+  EXPECT_FALSE(bool(emitConvDirect(direct)));
 }
 
 class ConvCompile : public ::testing::TestWithParam<size_t> {};
