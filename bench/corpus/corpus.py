@@ -961,6 +961,60 @@ def _(g, s):
     g.ret(g.op("o", "clamp", sb, min=-1.0))
 
 
+@corpus("conv2d_lse_c_relu")
+def _(g, s):
+    n, hw = s(64, 2), s(128, 20)
+    g.doc = "Conv2d(32->64, k=3, pad=1) -> logsumexp over channels (keepdim) -> ReLU"
+    x = g.input("x", [n, 32, hw, hw])
+    y = conv(g, "y", x, 64, 3, padding=1)
+    l = g.op("l", "logsumexp", y, dims=[1], keepdim=True)
+    g.ret(g.op("o", "relu", l))
+
+
+@corpus("conv3d_mean_c_tanh")
+def _(g, s):
+    n, d, hw = s(16, 2), s(16, 5), s(64, 9)
+    g.doc = "Conv3d(16->32, k=3, pad=1) -> mean over channels -> tanh"
+    x = g.input("x", [n, 16, d, hw, hw])
+    y = conv(g, "y", x, 32, 3, padding=1)
+    m = g.op("m", "mean", y, dims=[1])
+    g.ret(g.op("o", "tanh", m))
+
+
+@corpus("convt2d_sum_c_gelu")
+def _(g, s):
+    n, hw = s(64, 2), s(128, 17)
+    g.doc = "ConvTranspose2d(32->48, k=3, pad=1) -> sum over channels (keepdim) -> GELU -> +0.1"
+    x = g.input("x", [n, 32, hw, hw])
+    y = conv_t(g, "y", x, 48, 3, padding=1)
+    m = g.op("m", "sum", y, dims=[1], keepdim=True)
+    ge = g.op("ge", "gelu", m)
+    g.ret(g.op("o", "add", ge, 0.1))
+
+
+@corpus("conv1d_max_c_sigmoid")
+def _(g, s):
+    n, length = s(64, 2), s(4096, 75)
+    g.doc = "Conv1d(32->128, k=5, pad=2) -> max over channels -> sigmoid"
+    x = g.input("x", [n, 32, length])
+    y = conv(g, "y", x, 128, 5, padding=2)
+    m = g.op("m", "max", y, dims=[1])
+    g.ret(g.op("o", "sigmoid", m))
+
+
+@corpus("matmul_3d_weight_bias_gelu")
+def _(g, s):
+    b, l, k, n = s(32, 2), s(512, 9), s(1024, 64), s(4096, 96)
+    g.doc = (f"x[{b},{l},{k}] @ W[{k},{n}] + bias -> GELU (a linear layer as an ONNX export "
+             f"writes it: MatMul on the transposed weight, then Add)")
+    x = g.input("x", [b, l, k])
+    w = g.weight("w", [k, n], k)
+    bias = g.weight("bias", [n], k)
+    y = g.op("y", "matmul", x, w)
+    a = g.op("a", "add", y, bias)
+    g.ret(g.op("o", "gelu", a))
+
+
 # ----------------------------------------------------------------------------------------
 # Torch side (imported lazily: only the GPU benchmark needs it)
 
