@@ -179,18 +179,20 @@ bool recomputeIsCheaper(const ConvSpec &s, bool igemm, int64_t xBytes, int64_t y
 }
 
 /// Whether a convolution that conv_mma would run (`mma`, TF32) is cheaper on conv_direct in
-/// FFMA with its softmax and pool tails (either may be null) in the kernel, by the rates above:
-/// FFMA's slower products against y's trips through DRAM for the standalone softmax (read and
-/// write) and pool (read, pooled write). Measured on an H100: conv3d_softmax_maxpool_maxpool
-/// (3 channels x 27 taps, y 0.94 GB) 1.974 -> 1.250 ms on conv_direct (the model: 1.53 against
-/// 2.17); conv3d_div_maxpool_mean_bias_sum (8 x 27, y 0.10 GB) 0.198 on conv_mma against
-/// 0.363 (the model: 0.45 against 0.39).
-bool tailMovesToDirect(const Graph &g, const Op &anchor, const Op *softmax, const Op *pool,
+/// FFMA with its tails (a softmax and a pool, or a reduction over the channels) in the kernel,
+/// by the rates above: FFMA's slower products against y's trips through DRAM for the
+/// standalone softmax (read and write), pool or reduction (read, smaller write). Measured on
+/// an H100: conv3d_softmax_maxpool_maxpool (3 channels x 27 taps, y 0.94 GB) 1.974 -> 1.250 ms
+/// on conv_direct (the model: 1.53 against 2.17); conv3d_div_maxpool_mean_bias_sum (8 x 27,
+/// y 0.10 GB) 0.198 on conv_mma against 0.363 (the model: 0.45 against 0.39).
+bool tailMovesToDirect(const Graph &g, const Op &anchor, const ConvTailOps &tail,
                        const ConvSpec &mma) {
+  const Op *softmax = tail.softmax, *pool = tail.pool, *reduce = tail.reduce;
   double flops = directConvFlops(mma);
   double xBytes = double(g.type(anchor.operands[0].value).bytes());
   double yBytes = double(g.type(anchor.result).bytes());
-  double outBytes = double(g.type(pool      ? pool->result
+  double outBytes = double(g.type(reduce    ? reduce->result
+                                  : pool    ? pool->result
                                   : softmax ? softmax->result
                                             : anchor.result)
                                .bytes());
@@ -200,7 +202,7 @@ bool tailMovesToDirect(const Graph &g, const Op &anchor, const Op *softmax, cons
                           (xBytes + yBytes) / kDramBytesPerSecond);
   if (softmax)
     onMma += 2.0 * yBytes / kDramBytesPerSecond;
-  if (pool)
+  if (pool || reduce)
     onMma += (yBytes + outBytes) / kDramBytesPerSecond;
   return direct < onMma;
 }
@@ -357,25 +359,19 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
                   const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
-  if (ops.reduce) {
-    if (igemm && convIgemmReducesChannels(spec, &why))
-      return true;
-    if (!igemm)
-      why = std::string("the convolution runs on ") +
-            (spec.math == MathMode::Tf32 ? "conv_mma" : "conv_direct") +
-            ", which does not reduce over the channels in its kernel (conv_igemm's wgmma "
-            "engine does)";
-    return false;
-  }
+  if (ops.reduce && igemm)
+    return convIgemmReducesChannels(spec, &why);
   const Op *softmax = ops.softmax, *pool = ops.pool;
-  const char *tail = softmax ? "take a softmax over the channels" : "pool";
+  const char *tail = ops.reduce ? "reduce over the channels"
+                     : softmax  ? "take a softmax over the channels"
+                                : "pool";
   if (igemm) {
     why = std::string("the convolution runs on conv_igemm, which does not ") + tail +
           " in its kernel (conv_direct does)";
     return false;
   }
   if (spec.math == MathMode::Tf32) {
-    if (!tailMovesToDirect(graph, anchor, softmax, pool, spec)) {
+    if (!tailMovesToDirect(graph, anchor, ops, spec)) {
       why = std::string("the convolution runs on conv_mma, which does not ") + tail +
             " in its kernel; by the model, conv_mma and a separate kernel cost less than " +
             "conv_direct in FFMA with it";
@@ -388,6 +384,8 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
     spec.softmax = ConvChannelSoftmax{softmax->kind == OpKind::LogSoftmax, FunctorBody()};
   if (pool)
     spec.pool = makePoolTail(graph, *pool);
+  if (ops.reduce)
+    spec.channelReduce = ConvChannelReduce();
   return convDirectRunsTails(spec, &why);
 }
 
@@ -417,8 +415,10 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {
     // The fuse pass took these ops because convRunsTail said this kernel runs them.
     if (!igemm && spec.math == MathMode::Tf32 &&
-        tailMovesToDirect(g, anchor, grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
-                          grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, spec))
+        tailMovesToDirect(g, anchor,
+                          {grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
+                           grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, nullptr},
+                          spec))
       spec.math = MathMode::Ffma;
     if (igemm || spec.math != MathMode::Ffma)
       return makeError(b.where(gi) + ": a softmax or pool tail needs the convolution on " +
@@ -450,8 +450,13 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   }
 
   if (grp.tail == TailKind::ChannelReduce) {
-    // The fuse pass took the reduction because convRunsTail said this kernel runs it.
+    // The fuse pass took the reduction because convRunsTail said this kernel runs it: conv_igemm's
+    // wgmma engine, or conv_direct in FFMA (conv_mma's convolutions move there where the
+    // model says so).
     const Op &red = g.ops[grp.reduce];
+    if (!igemm && spec.math == MathMode::Tf32 &&
+        tailMovesToDirect(g, anchor, {nullptr, nullptr, &red}, spec))
+      spec.math = MathMode::Ffma;
     // The chain after the reduction indexes the reduced tensor by n and its position s
     // (without keepdim there is no channel dim to index).
     const Shape &rs = g.type(red.result).shape;

@@ -116,17 +116,15 @@ __device__ __forceinline__ void storePair(float *p, float a, float b) {
 // NVRTC knows no __builtin_huge_valf; a bit cast is constexpr in both NVRTC and nvcc.
 constexpr float kInf = __builtin_bit_cast(float, 0x7f800000u);
 
-/// The kinds of ChannelFold (a kernel's kCReduce constant; 0: none).
+/// The kinds of a reduction over a convolution's channels (a kernel's kCReduce constant; 0:
+/// none). ChannelFold runs the first four; a logsumexp takes two passes (its kernel's).
 enum : int { kFoldSum = 1, kFoldMean = 2, kFoldMax = 3, kFoldMin = 4, kFoldLogSumExp = 5 };
 
-/// A running reduction over the channels of one position, held in registers: a sum, a mean
-/// (the sum over `count`), an extreme (NaN propagates, as torch.amax/amin), or a logsumexp
-/// (running max a and sum c of exp(x - a), with reduce.cuh's rules for infinities). merge
-/// adds another fold's state (a lane's, by shuffles).
+/// A running sum, mean (the sum over `count`) or extreme (NaN propagates, as torch.amax and
+/// amin) over the channels of one position, held in registers.
 template <int KIND> struct ChannelFold {
-  static_assert(KIND >= kFoldSum && KIND <= kFoldLogSumExp, "a ChannelFold kind");
-  float a = KIND == kFoldMax || KIND == kFoldLogSumExp ? -kInf : (KIND == kFoldMin ? kInf : 0.f);
-  float c = 0.f;
+  static_assert(KIND >= kFoldSum && KIND <= kFoldMin, "a one-pass ChannelFold kind");
+  float a = KIND == kFoldMax ? -kInf : (KIND == kFoldMin ? kInf : 0.f);
 
   __device__ __forceinline__ void add(float x) {
     if constexpr (KIND == kFoldSum || KIND == kFoldMean) {
@@ -134,30 +132,9 @@ template <int KIND> struct ChannelFold {
     } else if constexpr (KIND == kFoldMax) {
       if (x > a || x != x)
         a = x;
-    } else if constexpr (KIND == kFoldMin) {
+    } else {
       if (x < a || x != x)
         a = x;
-    } else {
-      if (x > a) {
-        c = c * expf(a - x) + 1.f;
-        a = x;
-      } else if (x == a) {
-        c += 1.f; // also x == a == +inf, where exp(x - a) would be NaN
-      } else if (x != -kInf) {
-        c += expf(x - a); // NaN makes the sum NaN
-      }
-    }
-  }
-
-  __device__ __forceinline__ void merge(float oa, float oc) {
-    if constexpr (KIND == kFoldLogSumExp) {
-      const float m = fmaxf(a, oa);
-      if (m == -kInf)
-        return;
-      c = (a == m ? c : c * expf(a - m)) + (oa == m ? oc : oc * expf(oa - m));
-      a = m;
-    } else {
-      add(oa);
     }
   }
 
@@ -165,22 +142,19 @@ template <int KIND> struct ChannelFold {
   /// every lane of the warp must call it.
   template <int WIDTH> __device__ __forceinline__ void mergeLanes() {
 #pragma unroll
-    for (int o = 1; o < WIDTH; o <<= 1) {
-      const float oa = __shfl_xor_sync(0xffffffffu, a, o);
-      const float oc = KIND == kFoldLogSumExp ? __shfl_xor_sync(0xffffffffu, c, o) : 0.f;
-      merge(oa, oc);
-    }
+    for (int o = 1; o < WIDTH; o <<= 1)
+      add(__shfl_xor_sync(0xffffffffu, a, o));
   }
 
   __device__ __forceinline__ float result(int count) const {
-    if constexpr (KIND == kFoldMean)
-      return a / float(count);
-    else if constexpr (KIND == kFoldLogSumExp)
-      return a + logf(c);
-    else
-      return a;
+    return KIND == kFoldMean ? a / float(count) : a;
   }
 };
+
+/// What a logsumexp subtracts before its exponentials: the maximum m, or 0 where m is
+/// infinite (all -inf: the sum is 0 and the result -inf; some +inf: the result +inf), as
+/// torch.logsumexp does.
+__device__ __forceinline__ float logSumExpShift(float m) { return fabsf(m) == kInf ? 0.f : m; }
 
 /// gelu's exact form, x * Phi(x), without erff. With a = |x| (at most 13.5: beyond,
 /// Phi(-a) is below the floats), Phi(-a) = t * 2^(Q(t) - a^2 / (2 ln 2)) with

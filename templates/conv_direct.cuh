@@ -44,6 +44,11 @@
 // in registers, then the SoftmaxEpilogue functor (the chain after it); what is stored, or
 // pooled with kPool, is that result.
 //
+// With kCReduce (one group, kCB == kCout, no pool) each position's epilogue values are
+// reduced over the channels (1 sum, 2 mean, 3 max, 4 min by sinter::ChannelFold; 5 logsumexp
+// in two passes), then the CReduceEpilogue functor (c = 0); only that is stored, into slot 3
+// as [N, kOD, kOH, kOW].
+//
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double[N*Cout*2]), 5 and 8..15 for the epilogue.
 // x and y must be 8-byte aligned for the float2 paths (runtime buffers are 256-byte pieces).
 // The prologue defines, in namespace cfg, the constants used below and `struct Epilogue`
@@ -162,6 +167,9 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
   static_assert(kPool || (kPhaseH == 0 && kPhaseW == 0 && kPKD == 1), "phases are for pools");
   static_assert(!kSoftmax || (kCB == kCout && kCoutG == kCout && !kAccStats && kStoreOutput),
                 "a softmax over channels needs every channel of one group in one thread");
+  static_assert(kCReduce == 0 || (kCB == kCout && kCoutG == kCout && !kAccStats && kStoreOutput &&
+                                  !kPool && !kSoftmax),
+                "a reduction over channels needs every channel of one group in one thread");
 
   __shared__ __align__(16) float sw[kWeightsShared ? kWeightFloats : 4];
 
@@ -241,6 +249,51 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
         for (int c = 0; c < kCB; ++c)
           a[c][j][i] =
               post(kSoftmaxLog ? a[c][j][i] - k : a[c][j][i] * k, n, c, rowBase + ow0 + i, b);
+      }
+    }
+  };
+
+  // kCReduce: the epilogue's values of each position of the patch folded over the channels,
+  // the chain after the reduction, and one store a position. A logsumexp keeps the values
+  // in `a` for its second pass (the maximum first, then one exponential a value).
+  auto reduceChannels = [&](float(&a)[kCB][kVH][kVW], int od) {
+    if (!active)
+      return;
+    constexpr bool kLse = kCReduce == sinter::kFoldLogSumExp;
+    using Fold = sinter::ChannelFold<kLse || kCReduce == 0 ? sinter::kFoldMax : kCReduce>;
+    const cfg::Epilogue epilogue;
+    const cfg::CReduceEpilogue post;
+    const float *__restrict__ bias = sinter::slot<const float>(b, 2);
+    float *__restrict__ out = sinter::slot<float>(b, 3) + (i64)n * kOD * kOH * kOW;
+#pragma unroll
+    for (int j = 0; j < kVH; ++j) {
+      if (!me.rowOk(j))
+        continue;
+      const i64 rowBase = ((i64)od * kOH + oh0 + j) * kOW;
+#pragma unroll
+      for (int i = 0; i < kVW; ++i) {
+        if (!me.colOk(i))
+          continue;
+        const i64 s = rowBase + ow0 + i;
+        Fold fold;
+#pragma unroll
+        for (int c = 0; c < kCB; ++c) {
+          const float v =
+              epilogue(kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i], n, c, s, b);
+          if constexpr (kLse)
+            a[c][j][i] = v;
+          fold.add(v);
+        }
+        float r = fold.result(kCout);
+        if constexpr (kLse) {
+          const float shift = sinter::logSumExpShift(r);
+          float sum = 0.f;
+#pragma unroll
+          for (int c = 0; c < kCB; ++c)
+            sum += expf(a[c][j][i] - shift);
+          r = logf(sum) + shift;
+        }
+        out[s] = post(r, n, 0, s, b);
       }
     }
   };
@@ -527,6 +580,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
 
   if constexpr (kPool) {
     storePooled(pooled);
+    return;
+  }
+  if constexpr (kCReduce != 0) {
+    reduceChannels(acc, me.od);
     return;
   }
 

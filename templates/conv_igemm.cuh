@@ -31,9 +31,9 @@
 // and accumulates per-(n, c) sum and sum of squares in
 // double (block-reduced first, one atomic per (n, c) per block where the tile lies in one n).
 // With kCReduce (engine 1, one group whose channels one tile column holds) it reduces each
-// position's values over the channels instead (sinter::ChannelFold: 1 sum, 2 mean, 3 max,
-// 4 min, 5 logsumexp), applies `CReduceEpilogue` (c = 0) and stores only that, into slot 3
-// as [N, kY...].
+// position's values over the channels instead (1 sum, 2 mean, 3 max, 4 min by
+// sinter::ChannelFold; 5 logsumexp in two passes), applies `CReduceEpilogue` (c = 0) and
+// stores only that, into slot 3 as [N, kY...].
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)), kBSlot the B rows (kPackedB).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
@@ -413,8 +413,11 @@ __device__ __forceinline__ void rowFacts(i64 m0, i64 mEnd, int r0, int (&rowImag
 /// kCReduce (engine 1): the epilogue's values of each of the tile's rows reduced over its
 /// channels, which the one column span holds (n0 = 0): over the thread's columns, then the
 /// row's four lanes; lane t == 0 runs CReduceEpilogue (c = 0) and stores the row's value
-/// (rows past mEnd compute nothing but join the shuffles). KIND is cfg::kCReduce (a template
-/// parameter, so that kernels without the reduction never instantiate it).
+/// (rows past mEnd compute nothing but join the shuffles). A logsumexp keeps the values in
+/// `acc` for a second pass: the row's maximum first, then one exponential a value (an online
+/// form, which rescales its sum whenever the maximum grows, was as slow as storing y and
+/// reducing it in a second kernel). KIND is cfg::kCReduce (a template parameter, so that
+/// kernels without the reduction never instantiate it).
 template <int KIND>
 __device__ __forceinline__ void
 reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i64 mEnd, int tid) {
@@ -424,13 +427,16 @@ reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i
   int rowImage[kMI][2];
   i64 rowPos[kMI][2];
   rowFacts(m0, mEnd, (warp % cfg::kWarpsM) * (cfg::kBM / cfg::kWarpsM) + g, rowImage, rowPos);
+  constexpr bool kLse = KIND == sinter::kFoldLogSumExp;
+  // One-pass kinds fold the values as they come; a logsumexp folds their maximum.
+  using Fold = sinter::ChannelFold<kLse ? sinter::kFoldMax : KIND>;
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int nb = rowImage[mi][h];
       const i64 sp = rowPos[mi][h];
-      sinter::ChannelFold<KIND> fold;
+      Fold fold;
       if (nb >= 0) {
 #pragma unroll
         for (int ni = 0; ni < kNI; ++ni)
@@ -442,12 +448,31 @@ reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i
             float v = acc[mi][ni][h * 2 + j];
             if constexpr (cfg::kHasBias)
               v += bias[c];
-            fold.add(Epilogue{}(v, nb, c, sp, b));
+            v = Epilogue{}(v, nb, c, sp, b);
+            if constexpr (kLse)
+              acc[mi][ni][h * 2 + j] = v;
+            fold.add(v);
           }
       }
       fold.template mergeLanes<4>();
+      float r = fold.result(cfg::kCout);
+      if constexpr (kLse) {
+        const float shift = sinter::logSumExpShift(r);
+        float sum = 0.f;
+        if (nb >= 0) {
+#pragma unroll
+          for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+              if (ni * 8 + 2 * t + j < cfg::kCout)
+                sum += expf(acc[mi][ni][h * 2 + j] - shift);
+        }
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        r = logf(sum) + shift;
+      }
       if (t == 0 && nb >= 0)
-        out[(i64)nb * kYVol + sp] = CReduceEpilogue{}(fold.result(cfg::kCout), nb, 0, sp, b);
+        out[(i64)nb * kYVol + sp] = CReduceEpilogue{}(r, nb, 0, sp, b);
     }
 }
 

@@ -11,9 +11,9 @@
 // the 128-byte-per-cycle load path, which the old channel-heavy blocking saturated. The
 // model prefers blockings with several positions per weight and float2 input rows. Tails
 // the kernel runs itself constrain the blocking: a pool (s.pool) wants patches of whole
-// windows (choosePooledTiling), a softmax over the channels (s.softmax) every channel in one
-// thread. A spec with s.math Tf32 is handed to conv_mma (ConvMma.cpp), the same convolution
-// on mma.sync.
+// windows (choosePooledTiling), a softmax or a reduction over the channels (s.softmax,
+// s.channelReduce) every channel in one thread. A spec with s.math Tf32 is handed to conv_mma
+// (ConvMma.cpp), the same convolution on mma.sync.
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvDirect.h"
@@ -155,13 +155,17 @@ bool evenPatchColumns(const ConvSpec &s, int vw, int alignW, int phaseW = 0) {
   return step % 2 == 0 && base % 2 == 0;
 }
 
+/// Whether the kernel's tail needs every channel of a position in one thread: a softmax or a
+/// reduction over the channels (checkWholeChannelTail).
+bool wholeChannels(const ConvSpec &s) { return s.softmax || s.channelReduce; }
+
 /// The first rule (kept for shallow patches, where it was measured best with prefetching).
 /// The channels a thread takes on a shallow patch: the group's (16 beyond 32), shrunk in steps
-/// of 4 while the smallest patch's `registers` exceed kAccumulatorBudget. A softmax over the
-/// channels needs them all in one thread (checkChannelSoftmax): never shrunk.
+/// of 4 while the smallest patch's `registers` exceed kAccumulatorBudget. A softmax or a
+/// reduction over the channels needs them all in one thread: never shrunk.
 int shallowChannels(const ConvSpec &s, int64_t coutG, llvm::function_ref<int64_t(int)> registers) {
-  int cb = int(s.softmax || coutG <= 32 ? coutG : 16);
-  while (!s.softmax && cb > 4 && registers(cb) > kAccumulatorBudget)
+  int cb = int(wholeChannels(s) || coutG <= 32 ? coutG : 16);
+  while (!wholeChannels(s) && cb > 4 && registers(cb) > kAccumulatorBudget)
     cb = std::max(4, (cb / 2 + 3) / 4 * 4);
   return cb;
 }
@@ -225,16 +229,16 @@ double blockingCost(const ConvSpec &s, int64_t coutG, int cb, int vh, int vw, in
 }
 
 /// The cost model's cheapest blocking (cb, vh, vw set, the rest as in `base`): channel blocks
-/// that divide the group (for a softmax over the channels, the whole group), heights and
-/// widths in steps of stepH and stepW up to 8 and 4, among those `allowed` accepts. Nothing
+/// that divide the group (for a softmax or reduction over the channels, the whole group), heights
+/// and widths in steps of stepH and stepW up to 8 and 4, among those `allowed` accepts. Nothing
 /// when it accepts none.
 std::optional<Tiling> cheapestBlocking(const ConvSpec &s, int64_t coutG, int stepH, int stepW,
                                        const Tiling &base,
                                        llvm::function_ref<bool(int, int, int)> allowed) {
   std::optional<Tiling> pick;
   double best = 1e30;
-  for (int cb = 1; cb <= (s.softmax ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
-    if (coutG % cb || (s.softmax && cb != coutG))
+  for (int cb = 1; cb <= (wholeChannels(s) ? coutG : std::min<int64_t>(coutG, 32)); ++cb) {
+    if (coutG % cb || (wholeChannels(s) && cb != coutG))
       continue;
     for (int vw = stepW; vw <= std::max(stepW, 4); vw += stepW)
       for (int vh = stepH; vh <= std::max(stepH, 8); vh += stepH) {
@@ -338,7 +342,7 @@ Tiling choosePooledTiling(const ConvSpec &s, const ConvDirectTuning &tuning) {
     if (deep) {
       t = *deep;
     } else { // no blocking within the budgets: the smallest (the checks bound it)
-      t.cb = s.softmax ? t.cb : 1;
+      t.cb = wholeChannels(s) ? t.cb : 1;
       t.wide = true;
     }
   }
@@ -382,15 +386,19 @@ llvm::Error checkPoolTail(const ConvSpec &s) {
   return llvm::Error::success();
 }
 
-/// What a softmax over the channels needs (ConvChannelSoftmax): one group, the output stored
-/// without statistics, and all channels of the smallest patch (one phase or window) within
-/// one thread's accumulators.
-llvm::Error checkChannelSoftmax(const ConvSpec &s) {
+/// What a softmax or a reduction over the channels needs (ConvChannelSoftmax,
+/// ConvChannelReduce): one group, the output stored without statistics, and all channels of
+/// the smallest patch (one phase or window) within one thread's accumulators; a reduction
+/// takes neither a softmax nor a pool.
+llvm::Error checkWholeChannelTail(const ConvSpec &s) {
   auto fail = [&](const llvm::Twine &why) { return makeError(s.kernelName + ": " + why); };
+  const char *what = s.softmax ? "a softmax" : "a reduction";
+  if (s.channelReduce && (s.softmax || s.pool))
+    return fail("a reduction over the channels takes no softmax or pool in the same kernel");
   if (s.groups != 1)
-    return fail("a softmax over the channels of a grouped convolution spans its groups");
+    return fail(llvm::Twine(what) + " over the channels of a grouped convolution spans its groups");
   if (!s.storeOutput || s.accumulateStats || s.normTail)
-    return fail("a softmax over the channels is stored, without statistics");
+    return fail(llvm::Twine(what) + " over the channels is stored, without statistics");
   int64_t vh = s.transposed ? s.stride[1] : 1, vw = s.transposed ? s.stride[2] : 1;
   int64_t windows = 0;
   if (s.pool) {
@@ -398,8 +406,9 @@ llvm::Error checkChannelSoftmax(const ConvSpec &s) {
     windows = vh * vw / (s.pool->window[1] * s.pool->window[2]);
   }
   if (s.Cout * (vh * vw + windows) > kAccumulatorBudget)
-    return fail("a softmax over " + llvm::Twine(s.Cout) + " channels of " + llvm::Twine(vh) + "x" +
-                llvm::Twine(vw) + " positions does not fit one thread's accumulators");
+    return fail(llvm::Twine(what) + " over " + llvm::Twine(s.Cout) + " channels of " +
+                llvm::Twine(vh) + "x" + llvm::Twine(vw) +
+                " positions does not fit one thread's accumulators");
   return llvm::Error::success();
 }
 
@@ -424,8 +433,8 @@ bool convDirectRunsTails(const ConvSpec &s, std::string *why) {
   llvm::Error err = checkDirectConvSpec(s);
   if (!err && s.pool)
     err = checkPoolTail(s);
-  if (!err && s.softmax)
-    err = checkChannelSoftmax(s);
+  if (!err && wholeChannels(s))
+    err = checkWholeChannelTail(s);
   if (!err)
     return true;
   std::string msg = llvm::toString(std::move(err));
@@ -439,9 +448,6 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s) {
 }
 
 llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectTuning &tuning) {
-  if (s.channelReduce)
-    return makeError(s.kernelName + ": conv_direct and conv_mma have no reduction over the "
-                                    "channels (conv_igemm's wgmma engine runs it)");
   if (s.math == MathMode::Tf32)
     return emitConvMma(s);
   if (llvm::Error err = checkDirectConvSpec(s))
@@ -451,8 +457,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   if (s.pool)
     if (llvm::Error err = checkPoolTail(s))
       return err;
-  if (s.softmax)
-    if (llvm::Error err = checkChannelSoftmax(s))
+  if (wholeChannels(s))
+    if (llvm::Error err = checkWholeChannelTail(s))
       return err;
   Tiling t = s.pool ? choosePooledTiling(s, tuning) : chooseTiling(s, tuning);
   int64_t cinG = s.Cin / s.groups;
@@ -460,7 +466,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   bool weightsShared = cinG * taps * t.cb * 4 <= kSharedWeightLimit;
   int64_t spatialThreads = (s.pool ? s.pool->out[0] : s.out[0]) * t.hBlocks * t.wBlocks;
   bool prefetch = t.prefetch;
-  const bool wide = t.wide || (s.softmax && t.cb * t.vh * t.vw > kDeepAccumulatorBudget);
+  const bool wide = t.wide || (wholeChannels(s) && t.cb * t.vh * t.vw > kDeepAccumulatorBudget);
   int64_t threads = tuning.threads > 0 ? tuning.threads
                     : prefetch || wide ? kThreadsPrefetch
                                        : kThreadsPlain;
@@ -476,7 +482,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constantBool("kPipeline", prefetch);
   w.constant("kThreads", threads);
   int64_t minBlocks = tuning.minBlocks > 0 ? tuning.minBlocks
-                      : (prefetch || wide) && (s.pool || s.softmax)
+                      : (prefetch || wide) && (s.pool || wholeChannels(s))
                           // registers are shared per SM quarter, by warp
                           ? prefetchMinBlocks(s, t, roundUp(threads, 128))
                           : prefetch ? prefetchMinBlocks(s, t, threads)
@@ -484,8 +490,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constant("kMinBlocks", minBlocks);
   w.constant("kVecX", t.vecX ? 2 : 1);
   w.constantBool("kClampTiles", t.clampTiles);
-  w.constantBool("kVecStore", s.storeOutput && !s.pool && t.vw % 2 == 0 && s.out[2] % 2 == 0 &&
-                                  t.alignW % 2 == 0);
+  w.constantBool("kVecStore", s.storeOutput && !s.pool && !s.channelReduce && t.vw % 2 == 0 &&
+                                  s.out[2] % 2 == 0 && t.alignW % 2 == 0);
   w.constant("kCB", t.cb);
   w.constant("kVH", t.vh);
   w.constant("kVW", t.vw);
@@ -498,6 +504,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.constantBool("kPoolMax", s.pool && s.pool->max);
   w.constantBool("kSoftmax", s.softmax.has_value());
   w.constantBool("kSoftmaxLog", s.softmax && s.softmax->log);
+  w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
   w.constant("kPhaseH", t.phaseH);
   w.constant("kPhaseW", t.phaseW);
   static const char *dimNames[3] = {"D", "H", "W"};
@@ -509,6 +516,7 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("PoolEpilogue", s.pool ? s.pool->post : FunctorBody());
   w.anchorEpilogue("SoftmaxEpilogue", s.softmax ? s.softmax->post : FunctorBody());
+  w.anchorEpilogue("CReduceEpilogue", s.channelReduce ? s.channelReduce->post : FunctorBody());
   w.code("} // namespace cfg");
 
   KernelSource k;
@@ -524,6 +532,9 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
                  (weightsShared ? "shared memory" : "L1");
   if (s.softmax)
     k.tileConfig += std::string(", then a ") + (s.softmax->log ? "log_softmax" : "softmax") +
+                    " over its " + std::to_string(s.Cout) + " channels";
+  if (s.channelReduce)
+    k.tileConfig += std::string(", then a ") + channelFoldName(s.channelReduce->kind) +
                     " over its " + std::to_string(s.Cout) + " channels";
   if (s.pool) {
     const auto &win = s.pool->window;
@@ -567,7 +578,9 @@ void setDirectConvCost(const ConvSpec &s, KernelSource &k) {
                          : 2.0 * s.N * s.Cout * outSpatial * cinG * taps;
   k.bytes = 4.0 * (s.N * s.Cin * inSpatial + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0));
   if (s.storeOutput)
-    k.bytes += 4.0 * s.N * s.Cout * (s.pool ? volume(s.pool->out) : outSpatial);
+    k.bytes +=
+        4.0 * s.N *
+        (s.channelReduce ? outSpatial : s.Cout * (s.pool ? volume(s.pool->out) : outSpatial));
   if (s.accumulateStats) {
     k.bytes += 16.0 * s.N * s.Cout;
     k.workspace.push_back({4, 16 * s.N * s.Cout, WorkspaceNeed::Init::Zero,

@@ -5,8 +5,8 @@
 // epilogue functor. Any conv or conv_transpose of the catalog is accepted (1-, 2-, 3-D,
 // stride, padding, output_padding, dilation, groups, bias); the template is fastest with few
 // channels per group, where the work is memory-bound. It can also run a softmax over the
-// output channels and a pool whose windows tile the output in the same kernel
-// (ConvSpec::softmax, ConvSpec::pool).
+// output channels and a pool whose windows tile the output, or a reduction over the output
+// channels, in the same kernel (ConvSpec::softmax, ConvSpec::pool, ConvSpec::channelReduce).
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -25,7 +25,8 @@ llvm::Error checkDirectConvSpec(const ConvSpec &s);
 /// Whether conv_direct runs `s` with its tails: a pool (s.pool: windows that tile the output,
 /// storing the pooled tensor only, whole windows within one thread's accumulators) and a
 /// softmax over the channels (s.softmax: one group, its channels within one thread's
-/// accumulators); `why` (when given) receives the reason it does not.
+/// accumulators), or a reduction over the channels (s.channelReduce: the same, without the
+/// other two); `why` (when given) receives the reason it does not.
 bool convDirectRunsTails(const ConvSpec &s, std::string *why);
 
 /// The prologue constants of a direct convolution's shape that conv_direct.cuh and

@@ -54,7 +54,8 @@ struct ConvChannelSoftmax {
 };
 
 /// A reduction over all output channels that the convolution's kernel runs on its epilogue's
-/// values (conv_igemm's wgmma input-box engine, one group, every channel in one tile column),
+/// values (one group: conv_igemm's wgmma input-box engine with every channel in one tile
+/// column, or conv_direct in FFMA with every channel in one thread),
 /// followed by `post`, the chain after it (anchor-epilogue form with c = 0 and s the position
 /// within the (n) plane). Only the reduced tensor [N, (1,) out...] is stored, to slot 3.
 struct ConvChannelReduce {
@@ -105,8 +106,8 @@ struct ConvSpec {
   /// A softmax over the channels the kernel runs itself (conv_direct only; storeOutput, no
   /// statistics). See ConvChannelSoftmax.
   std::optional<ConvChannelSoftmax> softmax;
-  /// A reduction over the channels the kernel runs itself (conv_igemm's wgmma engine only;
-  /// storeOutput, no statistics). See ConvChannelReduce.
+  /// A reduction over the channels the kernel runs itself (conv_igemm's wgmma engine or
+  /// conv_direct; storeOutput, no statistics, no pool or softmax). See ConvChannelReduce.
   std::optional<ConvChannelReduce> channelReduce;
 };
 

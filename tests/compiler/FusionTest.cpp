@@ -257,7 +257,7 @@ TEST(Fusion, AConvTakesAReductionOverItsChannelsWhenItsKernelRunsIt) {
       << why(hw, fh);
 }
 
-TEST(Fusion, ThePlannerRunsAChannelReductionOnTheWgmmaEngineOnly) {
+TEST(Fusion, ThePlannerRunsAChannelReductionOnTheWgmmaEngineOrConvDirect) {
   // 16 -> 64 channels, 3x3, on sm_90a: conv_igemm's input-box engine, one 64-channel tile.
   const char *wide = "graph g(%x: f32[4,16,40,40], %w: param f32[64,16,3,3], %b: param f32[64]) "
                      "{ %y = conv(%x, %w, %b) %l = logsumexp(%y) {dims = [1]} %o = relu(%l) "
@@ -282,14 +282,24 @@ TEST(Fusion, ThePlannerRunsAChannelReductionOnTheWgmmaEngineOnly) {
   EXPECT_NE(why(r80->graph, r80->fusion).find("the convolution stays on mma.sync"),
             std::string::npos)
       << why(r80->graph, r80->fusion);
-  // A convolution of few channels runs on conv_direct, which does not either.
+  // A convolution of few channels runs on conv_direct, which holds them all in one thread.
   auto small = runPipeline(parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[4,3,3,3]) { %y = "
                                     "conv(%x, %w) %m = sum(%y) {dims = [1]} return %m }"),
                            {});
   ASSERT_TRUE(bool(small)) << llvm::toString(small.takeError());
-  EXPECT_NE(why(small->graph, small->fusion).find("runs on conv_direct, which does not reduce"),
+  EXPECT_EQ(patterns(small->graph, small->fusion), "conv+epilogue+creduce+epilogue[ conv sum ] ");
+  ASSERT_EQ(small->plan.kernels.size(), 1u);
+  EXPECT_EQ(small->plan.kernels[0].source.templateName, "conv_direct.cuh");
+  // Unless its channels of a transposed convolution's whole 2x2 phase exceed a thread's.
+  auto phases = runPipeline(parseOne("graph g(%x: f32[2,16,9,11], %w: param f32[16,40,3,3]) { "
+                                     "%y = conv_transpose(%x, %w) {stride = 2} %m = mean(%y) "
+                                     "{dims = [1]} return %m }"),
+                            {});
+  ASSERT_TRUE(bool(phases)) << llvm::toString(phases.takeError());
+  EXPECT_NE(why(phases->graph, phases->fusion)
+                .find("a reduction over 40 channels of 2x2 positions does not fit"),
             std::string::npos)
-      << why(small->graph, small->fusion);
+      << why(phases->graph, phases->fusion);
 }
 
 TEST(Fusion, AConvTakesASoftmaxOverItsChannelsAndThenAPool) {

@@ -130,6 +130,20 @@ const PatternCase kPatternCases[] = {
     {"conv1d_sum_c_128", "conv+epilogue+creduce+epilogue", 2,
      "graph g(%x: f32[3,32,40], %w: param f32[128,32,5], %b: param f32[128]) { %y = conv(%x, "
      "%w, %b) {padding = 2} %s = sum(%y) {dims = [1], keepdim = true} return %s }"},
+    // conv_direct reduces over the channels one thread holds: a sum whose chain reads an
+    // [H, W] tensor, a logsumexp over a stride-2 transposed convolution's whole 2x2 phases,
+    // and a 3-D min on clamped edge tiles.
+    {"conv_direct_relu_sum_c_mul", "conv+epilogue+creduce+epilogue", 1,
+     "graph g(%x: f32[2,3,13,15], %w: param f32[6,3,3,3], %b: param f32[6], %t: param "
+     "f32[13,15]) { %y = conv(%x, %w, %b) {padding = 1} %r = relu(%y) %m = sum(%r) {dims = [1]} "
+     "%o = mul(%m, %t) return %o }"},
+    {"convT_s2_direct_logsumexp_c_tanh", "conv+epilogue+creduce+epilogue", 1,
+     "graph g(%x: f32[2,3,7,9], %w: param f32[3,8,3,3], %b: param f32[8]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, padding = 1} %l = logsumexp(%y) {dims = [1], "
+     "keepdim = true} %o = tanh(%l) return %o }"},
+    {"conv3d_direct_min_c_clamped", "conv+epilogue+creduce+epilogue", 1,
+     "graph g(%x: f32[2,3,6,8,9], %w: param f32[5,3,3,3,3]) { %y = conv(%x, %w) %m = min(%y) "
+     "{dims = [-4]} %o = add(%m, 0.5) return %o }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},

@@ -268,6 +268,34 @@ inline std::vector<ConvSpec> softmaxCases() {
   return cs;
 }
 
+/// Reductions over the channels on conv_direct: every kind, 1-D to 3-D, a transposed stride-2
+/// convolution (whole 2x2 phases a thread), with chains before and after.
+inline std::vector<ConvSpec> channelReduceCases() {
+  using Kind = ConvChannelReduce::Kind;
+  auto withReduce = [](ConvSpec s, Kind kind, const char *post) {
+    s.epilogue.code = kRelu;
+    s.channelReduce = ConvChannelReduce{kind, FunctorBody{post}};
+    return s;
+  };
+  return {
+      withReduce(conv("r2d_sum16", false, 2, 2, 3, 16, 1, {1, 19, 23}, {1, 3, 3}, {1, 1, 1},
+                      {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                 Kind::Sum, "return 2.f * v;"),
+      withReduce(conv("r1d_mean16", false, 1, 2, 4, 16, 1, {1, 1, 50}, {1, 1, 5}, {1, 1, 1},
+                      {0, 0, 2}, {1, 1, 1}, {0, 0, 0}, false),
+                 Kind::Mean, "return v;"),
+      withReduce(conv("rt2d_s2_max8", true, 2, 2, 3, 8, 1, {1, 9, 10}, {1, 4, 4}, {1, 2, 2},
+                      {0, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                 Kind::Max, "return v;"),
+      withReduce(conv("r3d_min16", false, 3, 2, 3, 16, 1, {10, 14, 14}, {3, 3, 3}, {1, 1, 1},
+                      {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, true),
+                 Kind::Min, "return v - 1.f;"),
+      withReduce(conv("rt3d_lse16", true, 3, 2, 16, 16, 1, {6, 8, 8}, {3, 3, 3}, {1, 1, 1},
+                      {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, true),
+                 Kind::LogSumExp, "return v;"),
+  };
+}
+
 /// Other blockings of the workload kernels, timed against the emitter's choice:
 /// {channels, rows, threads, columns, prefetch, minBlocks} (ConvDirectTuning).
 struct Variant {

@@ -174,6 +174,44 @@ TEST(ConvDirect, ChannelSoftmaxCasesHoldEveryChannelAndCompileWithoutSpills) {
             std::string::npos);
 }
 
+TEST(ConvDirect, ChannelReductionCasesHoldEveryChannelAndCompileWithoutSpills) {
+  for (const ConvSpec &s : channelReduceCases()) {
+    KernelSource k = emitOrFail(emitConvDirect(s));
+    EXPECT_NE(k.source.find("constexpr int kCReduce = " +
+                            std::to_string(channelFoldConstant(s.channelReduce->kind)) + ";"),
+              std::string::npos)
+        << s.kernelName;
+    EXPECT_NE(k.source.find("constexpr int kCB = " + std::to_string(s.Cout) + ";"),
+              std::string::npos)
+        << s.kernelName;
+    EXPECT_EQ(k.launch.grid[1], 1u) << s.kernelName; // one channel block
+    // Only the reduced tensor is written.
+    const double in = 4.0 * s.N * s.Cin * volume(s.in), out = 4.0 * s.N * volume(s.out);
+    EXPECT_DOUBLE_EQ(k.bytes, in + 4.0 * s.Cout * (s.Cin / s.groups) * volume(s.kernel) +
+                                  (s.hasBias ? 4.0 * s.Cout : 0.0) + out)
+        << s.kernelName;
+    expectCompilesWithoutSpills(k);
+  }
+  // Refused: groups, too many channels for a thread, a pool or softmax beside it, conv_mma.
+  ConvSpec grouped = channelReduceCases()[1];
+  grouped.groups = 2;
+  EXPECT_NE(errorOf(emitConvDirect(grouped)).find("a reduction over the channels of a grouped"),
+            std::string::npos);
+  ConvSpec wide = channelReduceCases()[2]; // transposed, stride 2: whole 2x2 phases
+  wide.Cout = 40;
+  EXPECT_NE(errorOf(emitConvDirect(wide))
+                .find("a reduction over 40 channels of 2x2 positions does not fit one thread's "
+                      "accumulators"),
+            std::string::npos);
+  ConvSpec pooled = channelReduceCases()[0];
+  pooled.pool = pooledCases()[1].pool;
+  EXPECT_NE(errorOf(emitConvDirect(pooled)).find("takes no softmax or pool"), std::string::npos);
+  ConvSpec mma = channelReduceCases()[0];
+  mma.math = MathMode::Tf32;
+  EXPECT_NE(errorOf(emitConvDirect(mma)).find("conv_mma has no reduction over the channels"),
+            std::string::npos);
+}
+
 TEST(ConvDirect, RefusesPoolsItCannotRun) {
   ConvSpec base = pooledCases()[1]; // 2-D, 19 x 23 output, 2 x 2 windows
   auto refused = [](ConvSpec s, const char *what) {
