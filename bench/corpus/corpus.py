@@ -1002,6 +1002,16 @@ def _(g, s):
     g.ret(g.op("o", "sigmoid", m))
 
 
+@corpus("conv3d_c3_lse_c_relu")
+def _(g, s):
+    n, d, hw = s(64, 2), s(16, 5), s(64, 11)
+    g.doc = "Conv3d(3->16, k=3, pad=1) -> logsumexp over channels (keepdim) -> ReLU"
+    x = g.input("x", [n, 3, d, hw, hw])
+    y = conv(g, "y", x, 16, 3, padding=1)
+    l = g.op("l", "logsumexp", y, dims=[1], keepdim=True)
+    g.ret(g.op("o", "relu", l))
+
+
 @corpus("matmul_3d_weight_bias_gelu")
 def _(g, s):
     b, l, k, n = s(32, 2), s(512, 9), s(1024, 64), s(4096, 96)
