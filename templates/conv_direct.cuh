@@ -138,6 +138,20 @@ struct Patch {
   __device__ bool colOk(int i) const {
     return kClampTiles ? ow0 + i >= owN : ow0 + i >= 0 && ow0 + i < kOW;
   }
+  /// Calls fn(j, i, s) for each position (row j, column i) of the patch that this thread owns
+  /// at depth od, s being its index within an (n, c) plane of y.
+  template <class F> __device__ __forceinline__ void eachPosition(int od, F &&fn) const {
+#pragma unroll
+    for (int j = 0; j < kVH; ++j) {
+      if (!rowOk(j))
+        continue;
+      const sinter::i64 rowBase = ((sinter::i64)od * kOH + oh0 + j) * kOW;
+#pragma unroll
+      for (int i = 0; i < kVW; ++i)
+        if (colOk(i))
+          fn(j, i, rowBase + ow0 + i);
+    }
+  }
 };
 } // namespace cfg
 
@@ -220,37 +234,27 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const cfg::Epilogue epilogue;
     const cfg::SoftmaxEpilogue post;
     const float *__restrict__ bias = sinter::slot<const float>(b, 2);
+    me.eachPosition(od, [&](int j, int i, i64 s) {
+      float m = -sinter::kInf;
 #pragma unroll
-    for (int j = 0; j < kVH; ++j) {
-      if (!me.rowOk(j))
-        continue;
-      const i64 rowBase = ((i64)od * kOH + oh0 + j) * kOW;
-#pragma unroll
-      for (int i = 0; i < kVW; ++i) {
-        if (!me.colOk(i))
-          continue;
-        float m = -sinter::kInf;
-#pragma unroll
-        for (int c = 0; c < kCB; ++c) {
-          const float v = kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i];
-          a[c][j][i] = epilogue(v, n, c, rowBase + ow0 + i, b);
-          m = fmaxf(m, a[c][j][i]); // NaN stays out of the max and makes the sum NaN
-        }
-        float sum = 0.f;
-#pragma unroll
-        for (int c = 0; c < kCB; ++c) {
-          const float t = expf(a[c][j][i] - m);
-          sum += t;
-          if constexpr (!kSoftmaxLog)
-            a[c][j][i] = t;
-        }
-        const float k = kSoftmaxLog ? m + logf(sum) : 1.f / sum;
-#pragma unroll
-        for (int c = 0; c < kCB; ++c)
-          a[c][j][i] =
-              post(kSoftmaxLog ? a[c][j][i] - k : a[c][j][i] * k, n, c, rowBase + ow0 + i, b);
+      for (int c = 0; c < kCB; ++c) {
+        const float v = kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i];
+        a[c][j][i] = epilogue(v, n, c, s, b);
+        m = fmaxf(m, a[c][j][i]); // NaN stays out of the max and makes the sum NaN
       }
-    }
+      float sum = 0.f;
+#pragma unroll
+      for (int c = 0; c < kCB; ++c) {
+        const float t = expf(a[c][j][i] - m);
+        sum += t;
+        if constexpr (!kSoftmaxLog)
+          a[c][j][i] = t;
+      }
+      const float k = kSoftmaxLog ? m + logf(sum) : 1.f / sum;
+#pragma unroll
+      for (int c = 0; c < kCB; ++c)
+        a[c][j][i] = post(kSoftmaxLog ? a[c][j][i] - k : a[c][j][i] * k, n, c, s, b);
+    });
   };
 
   // kCReduce: the epilogue's values of each position of the patch folded over the channels,
@@ -265,37 +269,26 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads, cfg::kMinBlocks)
     const cfg::CReduceEpilogue post;
     const float *__restrict__ bias = sinter::slot<const float>(b, 2);
     float *__restrict__ out = sinter::slot<float>(b, 3) + (i64)n * kOD * kOH * kOW;
+    me.eachPosition(od, [&](int j, int i, i64 s) {
+      Fold fold;
 #pragma unroll
-    for (int j = 0; j < kVH; ++j) {
-      if (!me.rowOk(j))
-        continue;
-      const i64 rowBase = ((i64)od * kOH + oh0 + j) * kOW;
-#pragma unroll
-      for (int i = 0; i < kVW; ++i) {
-        if (!me.colOk(i))
-          continue;
-        const i64 s = rowBase + ow0 + i;
-        Fold fold;
-#pragma unroll
-        for (int c = 0; c < kCB; ++c) {
-          const float v =
-              epilogue(kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i], n, c, s, b);
-          if constexpr (kLse)
-            a[c][j][i] = v;
-          fold.add(v);
-        }
-        float r = fold.result(kCout);
-        if constexpr (kLse) {
-          const float shift = sinter::logSumExpShift(r);
-          float sum = 0.f;
-#pragma unroll
-          for (int c = 0; c < kCB; ++c)
-            sum += expf(a[c][j][i] - shift);
-          r = logf(sum) + shift;
-        }
-        out[s] = post(r, n, 0, s, b);
+      for (int c = 0; c < kCB; ++c) {
+        const float v = epilogue(kHasBias ? a[c][j][i] + __ldg(bias + c) : a[c][j][i], n, c, s, b);
+        if constexpr (kLse)
+          a[c][j][i] = v;
+        fold.add(v);
       }
-    }
+      float r = fold.result(kCout);
+      if constexpr (kLse) {
+        const float shift = sinter::logSumExpShift(r);
+        float sum = 0.f;
+#pragma unroll
+        for (int c = 0; c < kCB; ++c)
+          sum += expf(a[c][j][i] - shift);
+        r = logf(sum) + shift;
+      }
+      out[s] = post(r, n, 0, s, b);
+    });
   };
 
   // kPool: folds the epilogue's values of the patch at depth od into the patch's windows.
