@@ -641,8 +641,12 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
     // A B shared by every batch (a weight) and an A with every batch dim of its own: the
     // batch is more rows of one product, as for linear (one tile numbering, so TMA copies
     // and the persistent schedule apply). The epilogue's row index is the same flattened row.
-    if (llvm::all_of(s.batchStrideB, [](int64_t st) { return st == 0; }) &&
-        llvm::all_of(s.batchStrideA, [](int64_t st) { return st != 0; })) {
+    bool bShared = true, aWhole = true;
+    for (size_t d = 0; d < s.batchShape.size(); ++d) {
+      bShared &= s.batchStrideB[d] == 0;
+      aWhole &= s.batchStrideA[d] != 0 || s.batchShape[d] == 1;
+    }
+    if (bShared && aWhole) {
       for (int64_t d : s.batchShape)
         s.M *= d;
       s.batchShape.clear();

@@ -405,14 +405,26 @@ llvm::Expected<KernelSource> emitGemm(const GemmSpec &s, const GemmTile &tile) {
   return k;
 }
 
+namespace {
+
+/// Whether gemm_transpose.cuh's grid holds B: a row of blocks per matrix (at most 65535),
+/// 32-bit piece and element indices within one.
+bool transposeFits(const GemmSpec &s) {
+  const int64_t pieces = (s.K + 31) / 32 * ((s.N + 31) / 32);
+  return s.K >= 1 && s.N >= 1 && pieces <= std::numeric_limits<int>::max() &&
+         distinctMatrices(s, s.batchStrideB) <= 65535 &&
+         s.K * s.N <= std::numeric_limits<int>::max();
+}
+
+} // namespace
+
 llvm::Expected<KernelSource> emitGemmTranspose(const GemmSpec &s) {
   const std::string name = s.kernelName + "_bt";
   if (s.bTransposed)
     return makeError(name + ": B is already [N, K]");
   const int64_t matrices = distinctMatrices(s, s.batchStrideB);
   const int64_t pieces = (s.K + 31) / 32 * ((s.N + 31) / 32);
-  if (s.K < 1 || s.N < 1 || pieces > std::numeric_limits<int>::max() || matrices > 65535 ||
-      s.K * s.N > std::numeric_limits<int>::max())
+  if (!transposeFits(s))
     return makeError(name + ": B of " + std::to_string(matrices) + " x " + std::to_string(s.K) +
                      " x " + std::to_string(s.N) + " is outside the transpose's grid");
   PrologueWriter w(name, "gemm_transpose.cuh");
@@ -451,7 +463,7 @@ constexpr double kGemmDramRate = 3e12;
 } // namespace
 
 bool gemmTransposesB(const GemmSpec &s) {
-  if (s.bTransposed || s.N < 2)
+  if (s.bTransposed || s.N < 2 || !transposeFits(s))
     return false;
   GemmSpec t = s;
   t.bTransposed = true;

@@ -84,6 +84,34 @@ TEST(Fusion, MatmulOfTwoMatricesTakesTheRowNormTailWithAMean) {
   EXPECT_EQ(patterns(g, f), "linear+epilogue+rownorm+reduce[ matmul group_norm exp mean ] ");
 }
 
+TEST(Fusion, AMatmulWhoseBEveryBatchSharesIsOneProduct) {
+  auto sourceOf = [](const char *sir) {
+    auto r = runPipeline(parseOne(sir), {});
+    EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    return r ? r->plan.kernels.back().source.source : std::string();
+  };
+  // [2, 3, 64, 128] x [128, 96]: 384 rows of one product (batch dims of 1 in A count too).
+  for (const char *sir :
+       {"graph g(%x: f32[2,3,64,128], %w: param f32[128,96]) { %y = matmul(%x, %w) return %y }",
+        "graph g(%x: f32[1,64,128], %w: param f32[128,96]) { %y = matmul(%x, %w) return %y }"}) {
+    std::string src = sourceOf(sir);
+    EXPECT_NE(src.find("constexpr int kBatchDims = 0;"), std::string::npos) << sir;
+  }
+  EXPECT_NE(sourceOf("graph g(%x: f32[2,3,64,128], %w: param f32[128,96]) { %y = matmul(%x, %w) "
+                     "return %y }")
+                .find("constexpr int kM = 384;"),
+            std::string::npos);
+  // B of its own per batch, or A broadcast over a batch dim: a batched product.
+  EXPECT_NE(sourceOf("graph g(%x: f32[3,64,128], %w: f32[3,128,96]) { %y = matmul(%x, %w) "
+                     "return %y }")
+                .find("constexpr int kBatchDims = 1;"),
+            std::string::npos);
+  EXPECT_NE(sourceOf("graph g(%x: f32[64,128], %w: f32[3,128,96]) { %y = matmul(%x, %w) "
+                     "return %y }")
+                .find("constexpr int kBatchDims = 1;"),
+            std::string::npos);
+}
+
 TEST(Fusion, BatchedMatmulKeepsItsNormApart) {
   // group_norm's channels are dim 1 of a [batch, M, N] product, not groups of a row's columns.
   Graph g = parseOne("graph g(%x: f32[2,4,5], %w: param f32[5,32]) { %y = matmul(%x, %w) %n = "

@@ -342,6 +342,8 @@ TEST(Gemm, MatmulBTurnedKMajorWhereTheEnginePaysForTheCopy) {
   EXPECT_FALSE(gemmTransposesB(matmulSpec(4096, 2048, 4098)));
   EXPECT_FALSE(gemmTransposesB(matmulSpec(4096, 1, 4096)));
   EXPECT_FALSE(gemmTransposesB(matmulSpec(8, 2048, 4096)));
+  // A B whose elements pass 32-bit indices: outside the copy's grid.
+  EXPECT_FALSE(gemmTransposesB(matmulSpec(4096, 65536, 65536)));
   GemmSpec linear = matmulSpec(4096, 2048, 4096);
   linear.bTransposed = true;
   EXPECT_FALSE(gemmTransposesB(linear));
