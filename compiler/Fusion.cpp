@@ -516,6 +516,28 @@ std::optional<std::string> takePoolTail(const Context &ctx, FusionGroup &g) {
   return std::nullopt;
 }
 
+/// Gives a standalone group or instance norm of an [N, C, ...] tensor the reduction its chain
+/// flows into, and that reduction's chain: its kernel then reads the norm's input once more,
+/// normalising each element as it folds it, instead of writing the normalised tensor and
+/// reading it back.
+void takeNormReduce(const Context &ctx, FusionGroup &g) {
+  const Op &norm = ctx.op(g.root);
+  if ((norm.kind != OpKind::GroupNorm && norm.kind != OpKind::InstanceNorm) ||
+      ctx.graph.type(norm.operands[0].value).rank() < 3)
+    return;
+  int consumer = -1;
+  if (ctx.singleFreeConsumer(g.output, consumer))
+    return;
+  const Op &op = ctx.op(consumer);
+  if (opInfo(op.kind).fusionClass != FusionClass::Reduction)
+    return;
+  std::string stop;
+  g.tail = TailKind::Reduce;
+  g.pattern = "norm+epilogue+reduce";
+  g.reduce = consumer;
+  g.output = followChain(ctx, op.result, g.reduceEpilogue, stop);
+}
+
 /// Absorbs the producers of `op` that can be computed inline, recursively.
 void absorbProducers(Context &ctx, int op, FusionGroup &g) {
   const Op &consumer = ctx.op(op);
@@ -578,6 +600,8 @@ FusionResult fuse(const Graph &graph, const FuseOptions &options) {
     if (g.kind == GroupKind::Pool)
       if (auto why = takePoolTail(ctx, g))
         result.rejections.push_back({i, "pool+epilogue+norm+epilogue", *why});
+    if (g.kind == GroupKind::Norm)
+      takeNormReduce(ctx, g);
     claim(ctx, result, std::move(g));
   }
 

@@ -37,7 +37,7 @@ enum class TailKind : uint8_t {
   Norm,          ///< ... -> group_norm / instance_norm (a pool's: also layer_norm) -> elementwise*
   NormReduce,    ///< ... -> group_norm / instance_norm -> mean / sum over spatial (+C) dims
   RowNormReduce, ///< linear -> ... -> group_norm (2-D) -> elementwise* -> min/max/sum over dim 1
-  Reduce,        ///< pool -> elementwise* -> any reduction -> elementwise*
+  Reduce,        ///< pool, group or instance norm -> elementwise* -> any reduction -> elementwise*
   Pool, ///< conv -> elementwise* -> max/avg pool whose windows tile the output -> elementwise*
   /// conv -> elementwise* -> softmax / log_softmax over the channels -> elementwise*, and
   /// optionally a Pool tail's pool and chain after that

@@ -13,6 +13,7 @@
 #include "compiler/Epilogue.h"
 #include "compiler/PlanBuilder.h"
 #include "compiler/kernels/Generic.h"
+#include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -252,10 +253,77 @@ llvm::Error planPool(PlanBuilder &b, int gi) {
                   k->slots);
 }
 
+/// A group or instance norm whose chain flows into a reduction: per-(n, c) statistics of its
+/// input (channel_stats.cuh), each (n, c)'s normalisation as a scale and shift
+/// (norm_scale_shift.cuh), then one reduce.cuh kernel over the norm's input whose Load applies
+/// the scale and shift and the norm's chain. The normalised tensor is never written.
+llvm::Error planNormReduce(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &norm = g.ops[grp.root];
+  const Op &red = g.ops[grp.reduce];
+  const TensorType &in = g.type(norm.operands[0].value);
+  const int64_t n = in.shape[0], c = in.shape[1], l = in.numel() / (n * c);
+  const int x = b.bufferOf(norm.operands[0].value);
+  const std::string base = g.values[norm.operands[0].value].name;
+  int stats = b.workspace(base + ".stats", n * c * 16);
+  b.fill(stats, kFillZero);
+  ChannelStatsSpec cs;
+  cs.kernelName = b.kernelName(gi, "stats");
+  cs.N = n;
+  cs.C = c;
+  cs.L = l;
+  if (auto err = b.launch(emitChannelStats(cs), gi, "channel statistics", MathMode::Ffma,
+                          {{0, x}, {kChannelStatsSlot, stats}}))
+    return err;
+  NormSpec ns;
+  ns.kernelName = b.kernelName(gi, "scale_shift");
+  ns.N = n;
+  ns.C = c;
+  ns.L = l;
+  ns.groups = norm.kind == OpKind::GroupNorm ? norm.getInt("groups") : c;
+  ns.eps = norm.getFloat("eps");
+  ns.affine = norm.operands.size() == 3;
+  int scaleShift = b.workspace(base + ".scale_shift", n * c * 8);
+  std::map<int, int> sslots{{kChannelStatsSlot, stats}, {5, scaleShift}};
+  if (ns.affine) {
+    sslots[6] = b.bufferOf(norm.operands[1].value);
+    sslots[7] = b.bufferOf(norm.operands[2].value);
+  }
+  if (auto err =
+          b.launch(emitNormScaleShift(ns), gi, "norm scale and shift", MathMode::Ffma, sslots))
+    return err;
+  // The reduction's Load: the normalisation as one FMA with its (n, c)'s scale and shift
+  // (slot 6 here: reduce.cuh keeps 5 for its split workspace), then the norm's chain.
+  SlotMap extra(8);
+  const TensorType &normOut = g.type(norm.result);
+  auto chain = chainBody(g, grp.epilogue, norm.result, IndexSpace::flat(normOut.shape), extra);
+  if (!chain)
+    return withContext(chain.takeError(), b.where(gi));
+  auto post = chainBody(g, grp.reduceEpilogue, red.result,
+                        IndexSpace::flat(g.type(red.result).shape), extra);
+  if (!post)
+    return withContext(post.takeError(), b.where(gi));
+  ReduceSpec spec = reduceSpec(b, gi, red, normOut);
+  spec.kernelName = b.kernelName(gi, "");
+  spec.load.code = "float t = v;\n    { const float2 ss = __ldg(reinterpret_cast<const float2 "
+                   "*>(b.p[6]) + i / " +
+                   std::to_string(l) + "LL); t = t * ss.x + ss.y; }\n";
+  if (!chain->code.empty())
+    spec.load.code += "    { auto f = [&](float v) { " + chain->code + " }; t = f(t); }\n";
+  spec.load.code += "    return t;";
+  spec.post = *post;
+  std::map<int, int> slots{{0, x}, {3, b.bufferOf(grp.output)}, {6, scaleShift}};
+  bindExtra(b, extra, slots);
+  return b.launch(emitReduce(spec), gi, "normalise + epilogue + reduction", MathMode::Ffma, slots);
+}
+
 /// Layer, group and instance norm of a tensor in memory, as a normalisation of contiguous rows
 /// (RowNormSpec): one kernel when the rows fit in registers, else per-row statistics split
 /// over blocks and an apply pass.
 llvm::Error planNorm(PlanBuilder &b, int gi) {
+  if (b.fusion.groups[gi].tail == TailKind::Reduce)
+    return planNormReduce(b, gi);
   const Graph &g = b.graph;
   auto k = postKernel(b, gi);
   if (!k)

@@ -128,6 +128,31 @@ TEST(Fusion, BatchedMatmulKeepsItsNormApart) {
       << why(v, fv);
 }
 
+TEST(Fusion, AStandaloneGroupNormTakesTheReductionItsChainFlowsInto) {
+  // The norm's input is also the residual: the conv's epilogue cannot gather the statistics.
+  Graph g = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) %n = "
+                     "group_norm(%y) {groups = 2} %t = tanh(%n) %r = add(%t, %y) %l = "
+                     "logsumexp(%r) {dims = [1]} %o = relu(%l) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv ] norm+epilogue+reduce[ group_norm tanh add "
+                            "logsumexp relu ] ");
+  EXPECT_EQ(f.groups[1].tail, TailKind::Reduce);
+  auto r = runPipeline(g, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  // Statistics, the per-(n, c) scale and shift, and the reduction that normalises as it loads.
+  ASSERT_EQ(r->plan.kernels.size(), 4u);
+  EXPECT_EQ(r->plan.kernels[1].source.templateName, "channel_stats.cuh");
+  EXPECT_EQ(r->plan.kernels[2].source.templateName, "norm_scale_shift.cuh");
+  EXPECT_EQ(r->plan.kernels[3].source.templateName, "reduce.cuh");
+  // A layer norm, and a group norm of a 2-D tensor, keep their own kernels.
+  Graph ln = parseOne("graph g(%x: f32[4,6,10]) { %n = layer_norm(%x) {normalized_shape = [10]} "
+                      "%m = sum(%n) {dims = [1]} return %m }");
+  EXPECT_EQ(patterns(ln, fuse(ln)), "norm+epilogue[ layer_norm ] reduction+epilogue[ sum ] ");
+  Graph rows = parseOne("graph g(%x: f32[4,16]) { %n = group_norm(%x) {groups = 4} %m = "
+                        "max(%n) {dims = [1]} return %m }");
+  EXPECT_EQ(patterns(rows, fuse(rows)), "norm+epilogue[ group_norm ] reduction+epilogue[ max ] ");
+}
+
 TEST(Fusion, GemmRowNormNeedsGroupsThatFitATile) {
   Graph g = parseOne("graph g(%x: f32[4,5], %w: param f32[200,5]) { %y = linear(%x, %w) %n = "
                      "group_norm(%y) {groups = 2} %m = min(%n) {dims = [1]} return %m }");

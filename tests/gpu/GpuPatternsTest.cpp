@@ -144,6 +144,16 @@ const PatternCase kPatternCases[] = {
     {"conv3d_direct_min_c_clamped", "conv+epilogue+creduce+epilogue", 1,
      "graph g(%x: f32[2,3,6,8,9], %w: param f32[5,3,3,3,3]) { %y = conv(%x, %w) %m = min(%y) "
      "{dims = [-4]} %o = add(%m, 0.5) return %o }"},
+    // A standalone group or instance norm whose chain flows into a reduction: statistics, the
+    // per-(n, c) scale and shift, then a reduction that normalises as it loads (the chain
+    // reading the norm's own input and a per-channel tensor; a mean over the spatial dims).
+    {"groupnorm_residual_logsumexp_c", "norm+epilogue+reduce", 3,
+     "graph g(%x: f32[3,8,5,7], %ga: param f32[8], %be: param f32[8], %t: param f32[8,1,1]) { "
+     "%n = group_norm(%x, %ga, %be) {groups = 4} %a = tanh(%n) %r = add(%a, %x) %m = mul(%r, "
+     "%t) %o = logsumexp(%m) {dims = [1], keepdim = true} %s = relu(%o) return %s }"},
+    {"instancenorm_mean_spatial", "norm+epilogue+reduce", 3,
+     "graph g(%x: f32[2,6,4,5,3]) { %n = instance_norm(%x) %e = exp(%n) %o = mean(%e) {dims = "
+     "[2, 3, 4]} return %o }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},
