@@ -1012,6 +1012,19 @@ def _(g, s):
     g.ret(g.op("o", "relu", l))
 
 
+@corpus("convt2d_gn_gelu_res_max_c")
+def _(g, s):
+    n, hw = s(64, 2), s(128, 13)
+    g.doc = ("y = ConvTranspose2d(32->32, k=3, pad=1); max over channels of GELU(GroupNorm(8)(y)) "
+             "+ y")
+    x = g.input("x", [n, 32, hw, hw])
+    y = conv_t(g, "y", x, 32, 3, padding=1)
+    h = group_norm(g, "n", y, 8)
+    ge = g.op("ge", "gelu", h)
+    r = g.op("r", "add", ge, y)
+    g.ret(g.op("o", "max", r, dims=[1]))
+
+
 @corpus("matmul_3d_weight_bias_gelu")
 def _(g, s):
     b, l, k, n = s(32, 2), s(512, 9), s(1024, 64), s(4096, 96)
