@@ -374,7 +374,8 @@ MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
 
 /// conv -> elementwise* -> sum|mean|max|min|logsumexp over the channels (dims [1]) ->
 /// elementwise*, where the planner's kernel for the conv holds every channel of a position
-/// (conv_igemm's wgmma engine, one group in one tile column): y never reaches memory.
+/// (conv_igemm's wgmma engine: one group in one tile column; conv_direct: one group in one
+/// thread): y never reaches memory.
 MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
   ValueId end = -1;
