@@ -620,6 +620,21 @@ FusionResult fuse(const Graph &graph, const FuseOptions &options) {
     claim(ctx, result, std::move(g));
   }
 
+  // A norm+epilogue+reduce group of a plain convolution's output takes its statistics from
+  // the convolution's epilogue instead of a pass of its own over that output.
+  for (const FusionGroup &g : result.groups) {
+    if (g.pattern != "norm+epilogue+reduce")
+      continue;
+    ValueId in = graph.ops[g.root].operands[0].value;
+    int def = graph.values[in].def;
+    if (def < 0)
+      continue;
+    FusionGroup &producer = result.groups[ctx.groupOf[def]];
+    if (producer.kind == GroupKind::Anchor && producer.tail == TailKind::None &&
+        producer.output == in && isConvAnchor(graph.ops[producer.root].kind))
+      producer.gatherStats = true;
+  }
+
   // Order groups by the op that produces their output: a valid topological order, since
   // every value a group reads is produced by an op that comes before that output op.
   llvm::stable_sort(result.groups, [&](const FusionGroup &a, const FusionGroup &b) {

@@ -62,6 +62,9 @@ struct FusionGroup {
   llvm::SmallVector<int, 8> softmaxEpilogue; ///< elementwise ops after that softmax
   int pool = -1;                             ///< a Pool (or Softmax) tail's pool
   llvm::SmallVector<int, 8> poolEpilogue;    ///< elementwise ops after that pool
+  /// Plain conv anchors (TailKind::None): also gather per-(n, c) sum and sum of squares of the
+  /// output in the epilogue, for a norm+epilogue+reduce group that normalises that output.
+  bool gatherStats = false;
   /// Elementwise groups: every op of the tree, in graph order (root is the last one).
   llvm::SmallVector<int, 8> members;
   ValueId output = -1; ///< the one value the group produces

@@ -409,7 +409,15 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.kernelName = b.kernelName(gi, "");
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
-    return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
+    if (!grp.gatherStats)
+      return launchConv(b, spec, igemm, gi, "anchor + epilogue", slots);
+    // A norm+epilogue+reduce group normalises this output: its statistics come from here.
+    int stats = b.workspace(g.values[grp.output].name + ".stats", spec.N * spec.Cout * 16);
+    b.fill(stats, kFillZero);
+    spec.accumulateStats = true;
+    slots[4] = stats;
+    b.setStatsOf(grp.output, stats);
+    return launchConv(b, spec, igemm, gi, "anchor + epilogue + statistics", slots);
   }
 
   if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {

@@ -37,6 +37,13 @@ public:
   /// for on slots left unbound is allocated and initialised here.
   llvm::Error launch(llvm::Expected<KernelSource> source, int group, llvm::StringRef role,
                      MathMode math, const std::map<int, int> &slotBuffers);
+  /// Records that `buffer` holds per-(n, c) {sum, sum of squares} (double) of `value`, as the
+  /// kernel that wrote `value` gathered them; statsOf gives it back (-1: none).
+  void setStatsOf(ValueId value, int buffer) { stats_[value] = buffer; }
+  int statsOf(ValueId value) const {
+    auto it = stats_.find(value);
+    return it == stats_.end() ? -1 : it->second;
+  }
   /// A stable, readable kernel name for a kernel of `group`.
   std::string kernelName(int group, llvm::StringRef suffix) const;
   /// The error prefix naming the group's root op.
@@ -49,6 +56,7 @@ public:
 private:
   PlanResult result_;
   llvm::DenseMap<ValueId, int> buffers_;
+  llvm::DenseMap<ValueId, int> stats_;
 };
 
 /// conv / conv_transpose / linear / matmul groups.

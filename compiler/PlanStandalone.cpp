@@ -266,16 +266,21 @@ llvm::Error planNormReduce(PlanBuilder &b, int gi) {
   const int64_t n = in.shape[0], c = in.shape[1], l = in.numel() / (n * c);
   const int x = b.bufferOf(norm.operands[0].value);
   const std::string base = g.values[norm.operands[0].value].name;
-  int stats = b.workspace(base + ".stats", n * c * 16);
-  b.fill(stats, kFillZero);
-  ChannelStatsSpec cs;
-  cs.kernelName = b.kernelName(gi, "stats");
-  cs.N = n;
-  cs.C = c;
-  cs.L = l;
-  if (auto err = b.launch(emitChannelStats(cs), gi, "channel statistics", MathMode::Ffma,
-                          {{0, x}, {kChannelStatsSlot, stats}}))
-    return err;
+  // The statistics: gathered by the convolution that wrote x (FusionGroup::gatherStats), or a
+  // pass of their own.
+  int stats = b.statsOf(norm.operands[0].value);
+  if (stats < 0) {
+    stats = b.workspace(base + ".stats", n * c * 16);
+    b.fill(stats, kFillZero);
+    ChannelStatsSpec cs;
+    cs.kernelName = b.kernelName(gi, "stats");
+    cs.N = n;
+    cs.C = c;
+    cs.L = l;
+    if (auto err = b.launch(emitChannelStats(cs), gi, "channel statistics", MathMode::Ffma,
+                            {{0, x}, {kChannelStatsSlot, stats}}))
+      return err;
+  }
   NormSpec ns;
   ns.kernelName = b.kernelName(gi, "scale_shift");
   ns.N = n;

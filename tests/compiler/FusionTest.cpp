@@ -137,13 +137,24 @@ TEST(Fusion, AStandaloneGroupNormTakesTheReductionItsChainFlowsInto) {
   EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv ] norm+epilogue+reduce[ group_norm tanh add "
                             "logsumexp relu ] ");
   EXPECT_EQ(f.groups[1].tail, TailKind::Reduce);
+  // The convolution gathers the norm's statistics as it stores y.
+  EXPECT_TRUE(f.groups[0].gatherStats);
   auto r = runPipeline(g, {});
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
-  // Statistics, the per-(n, c) scale and shift, and the reduction that normalises as it loads.
-  ASSERT_EQ(r->plan.kernels.size(), 4u);
-  EXPECT_EQ(r->plan.kernels[1].source.templateName, "channel_stats.cuh");
-  EXPECT_EQ(r->plan.kernels[2].source.templateName, "norm_scale_shift.cuh");
-  EXPECT_EQ(r->plan.kernels[3].source.templateName, "reduce.cuh");
+  // The convolution with statistics, the per-(n, c) scale and shift, and the reduction that
+  // normalises as it loads.
+  ASSERT_EQ(r->plan.kernels.size(), 3u);
+  EXPECT_NE(r->plan.kernels[0].source.source.find("constexpr bool kAccStats = true;"),
+            std::string::npos);
+  EXPECT_EQ(r->plan.kernels[1].source.templateName, "norm_scale_shift.cuh");
+  EXPECT_EQ(r->plan.kernels[2].source.templateName, "reduce.cuh");
+  // A norm of a graph input has no convolution to gather its statistics: a pass of its own.
+  Graph in = parseOne("graph g(%x: f32[2,8,9,9]) { %n = group_norm(%x) {groups = 2} %m = "
+                      "sum(%n) {dims = [1]} return %m }");
+  auto ri = runPipeline(in, {});
+  ASSERT_TRUE(bool(ri)) << llvm::toString(ri.takeError());
+  ASSERT_EQ(ri->plan.kernels.size(), 3u);
+  EXPECT_EQ(ri->plan.kernels[0].source.templateName, "channel_stats.cuh");
   // A layer norm, and a group norm of a 2-D tensor, keep their own kernels.
   Graph ln = parseOne("graph g(%x: f32[4,6,10]) { %n = layer_norm(%x) {normalized_shape = [10]} "
                       "%m = sum(%n) {dims = [1]} return %m }");

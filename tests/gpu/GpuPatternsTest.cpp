@@ -151,6 +151,12 @@ const PatternCase kPatternCases[] = {
      "graph g(%x: f32[3,8,5,7], %ga: param f32[8], %be: param f32[8], %t: param f32[8,1,1]) { "
      "%n = group_norm(%x, %ga, %be) {groups = 4} %a = tanh(%n) %r = add(%a, %x) %m = mul(%r, "
      "%t) %o = logsumexp(%m) {dims = [1], keepdim = true} %s = relu(%o) return %s }"},
+    // The same after a convolution whose output is also the residual: the convolution gathers
+    // the statistics as it stores y, so no pass of their own.
+    {"conv_groupnorm_residual_max_c", "norm+epilogue+reduce", 3,
+     "graph g(%x: f32[2,3,11,13], %w: param f32[8,3,3,3], %b: param f32[8], %ga: param f32[8], "
+     "%be: param f32[8]) { %y = conv(%x, %w, %b) {padding = 1} %n = group_norm(%y, %ga, %be) "
+     "{groups = 2} %g = gelu(%n) %r = add(%g, %y) %o = max(%r) {dims = [1]} return %o }"},
     {"instancenorm_mean_spatial", "norm+epilogue+reduce", 3,
      "graph g(%x: f32[2,6,4,5,3]) { %n = instance_norm(%x) %e = exp(%n) %o = mean(%e) {dims = "
      "[2, 3, 4]} return %o }"},
