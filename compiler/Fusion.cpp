@@ -384,9 +384,7 @@ MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
   if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
     return why;
   const Op &red = ctx.op(consumer);
-  const OpKind k = red.kind;
-  if (k != OpKind::Sum && k != OpKind::Mean && k != OpKind::Max && k != OpKind::Min &&
-      k != OpKind::Logsumexp)
+  if (opInfo(red.kind).fusionClass != FusionClass::Reduction)
     return "epilogue stops at " + stop + "; " + red.name().str() + " is not a reduction";
   IntList dims = red.getInts("dims");
   const int64_t rank = int64_t(ctx.graph.type(end).rank());

@@ -283,13 +283,6 @@ NormSpec makeNormSpec(const Graph &g, const Op &norm, std::string name) {
   return n;
 }
 
-void bindAffine(PlanBuilder &b, const Op &norm, std::map<int, int> &slots) {
-  if (norm.operands.size() == 3) {
-    slots[6] = b.bufferOf(norm.operands[1].value);
-    slots[7] = b.bufferOf(norm.operands[2].value);
-  }
-}
-
 /// A conv_mma anchor that finishes its group norm itself (ConvSpec::normTail): one kernel
 /// stores the epilogue's values into the norm's output, sums them, and normalises each
 /// (n, group) in place once it is complete, while it is still in L2. Against storing y and
@@ -474,19 +467,14 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     auto post = chainBody(g, grp.reduceEpilogue, red.result, space, extra);
     if (!post)
       return withContext(post.takeError(), b.where(gi));
-    using Kind = ConvChannelReduce::Kind;
-    const Kind kind = red.kind == OpKind::Sum    ? Kind::Sum
-                      : red.kind == OpKind::Mean ? Kind::Mean
-                      : red.kind == OpKind::Max  ? Kind::Max
-                      : red.kind == OpKind::Min  ? Kind::Min
-                                                 : Kind::LogSumExp;
+    const ReductionKind kind = reductionKindOf(red.kind);
     spec.channelReduce = ConvChannelReduce{kind, *post};
     spec.kernelName = b.kernelName(gi, "");
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[3] = b.bufferOf(grp.output);
     return launchConv(
         b, spec, igemm, gi,
-        std::string("anchor + epilogue + ") + channelFoldName(kind) + " over the channels", slots);
+        std::string("anchor + epilogue + ") + reductionName(kind) + " over the channels", slots);
   }
 
   const Op &norm = g.ops[grp.norm];
@@ -750,6 +738,13 @@ llvm::Error planAnchorGroup(PlanBuilder &b, int group) {
   if (k == OpKind::Conv || k == OpKind::ConvTranspose)
     return planConvGroup(b, group);
   return planGemmGroup(b, group);
+}
+
+void bindAffine(PlanBuilder &b, const Op &norm, std::map<int, int> &slots) {
+  if (norm.operands.size() == 3) {
+    slots[6] = b.bufferOf(norm.operands[1].value);
+    slots[7] = b.bufferOf(norm.operands[2].value);
+  }
 }
 
 } // namespace sinter

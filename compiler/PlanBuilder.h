@@ -7,6 +7,7 @@
 #pragma once
 
 #include "compiler/Plan.h"
+#include "compiler/kernels/Emit.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -58,6 +59,12 @@ private:
   llvm::DenseMap<ValueId, int> buffers_;
   llvm::DenseMap<ValueId, int> stats_;
 };
+
+/// The reduction kind of a reduction op (FusionClass::Reduction).
+ReductionKind reductionKindOf(OpKind k);
+
+/// Binds a norm's gamma and beta to slots 6 and 7 when it has them.
+void bindAffine(PlanBuilder &b, const Op &norm, std::map<int, int> &slots);
 
 /// conv / conv_transpose / linear / matmul groups.
 llvm::Error planAnchorGroup(PlanBuilder &b, int group);

@@ -63,20 +63,6 @@ llvm::SmallVector<int64_t, 6> normalizedDims(const Op &op, unsigned rank) {
   return dims;
 }
 
-/// The reduce template's kind for a reduction op (FusionClass::Reduction).
-ReduceSpec::Kind reduceKind(OpKind k) {
-  if (k == OpKind::Sum)
-    return ReduceSpec::Kind::Sum;
-  if (k == OpKind::Mean)
-    return ReduceSpec::Kind::Mean;
-  if (k == OpKind::Max)
-    return ReduceSpec::Kind::Max;
-  if (k == OpKind::Min)
-    return ReduceSpec::Kind::Min;
-  assert(k == OpKind::Logsumexp && "not a reduction");
-  return ReduceSpec::Kind::LogSumExp;
-}
-
 /// What every single-input kernel with a Post functor starts from: the root op, its input
 /// type, the group's trailing chain as a flat Post functor over the root's output, and the
 /// slots bound so far (0: input, 3: output, 8..: the chain's tensors).
@@ -110,7 +96,7 @@ ReduceSpec reduceSpec(PlanBuilder &b, int gi, const Op &red, const TensorType &i
   spec.kernelName = b.kernelName(gi, "");
   spec.inShape = input.shape;
   spec.dims = normalizedDims(red, input.rank());
-  spec.kind = reduceKind(red.kind);
+  spec.kind = reductionKindOf(red.kind);
   return spec;
 }
 
@@ -230,10 +216,7 @@ llvm::Error planPoolNorm(PlanBuilder &b, int gi) {
   spec.post = t->post;
   spec.pooled = t->spec;
   std::map<int, int> slots = t->slots;
-  if (spec.affine) {
-    slots[6] = b.bufferOf(norm.operands[1].value);
-    slots[7] = b.bufferOf(norm.operands[2].value);
-  }
+  bindAffine(b, norm, slots);
   const char *what = norm.kind == OpKind::LayerNorm ? "pool + layer norm" : "pool + group norm";
   return b.launch(emitRowNorm(spec), gi, what, MathMode::Ffma, slots);
 }
@@ -291,10 +274,7 @@ llvm::Error planNormReduce(PlanBuilder &b, int gi) {
   ns.affine = norm.operands.size() == 3;
   int scaleShift = b.workspace(base + ".scale_shift", n * c * 8);
   std::map<int, int> sslots{{kChannelStatsSlot, stats}, {5, scaleShift}};
-  if (ns.affine) {
-    sslots[6] = b.bufferOf(norm.operands[1].value);
-    sslots[7] = b.bufferOf(norm.operands[2].value);
-  }
+  bindAffine(b, norm, sslots);
   if (auto err =
           b.launch(emitNormScaleShift(ns), gi, "norm scale and shift", MathMode::Ffma, sslots))
     return err;
@@ -337,10 +317,7 @@ llvm::Error planNorm(PlanBuilder &b, int gi) {
   RowNormSpec spec = rowNormGeometry(root, k->input);
   spec.post = k->post;
   std::map<int, int> slots = k->slots;
-  if (spec.affine) {
-    slots[6] = b.bufferOf(root.operands[1].value);
-    slots[7] = b.bufferOf(root.operands[2].value);
-  }
+  bindAffine(b, root, slots);
   const char *what = root.kind == OpKind::LayerNorm ? "layer norm" : "group norm";
   if (chooseRowNorm(spec) == RowNormMode::Resident) {
     spec.kernelName = b.kernelName(gi, "");
@@ -364,6 +341,19 @@ llvm::Error planNorm(PlanBuilder &b, int gi) {
 }
 
 } // namespace
+
+ReductionKind reductionKindOf(OpKind k) {
+  if (k == OpKind::Sum)
+    return ReductionKind::Sum;
+  if (k == OpKind::Mean)
+    return ReductionKind::Mean;
+  if (k == OpKind::Max)
+    return ReductionKind::Max;
+  if (k == OpKind::Min)
+    return ReductionKind::Min;
+  assert(k == OpKind::Logsumexp && "not a reduction");
+  return ReductionKind::LogSumExp;
+}
 
 llvm::Error planStandaloneGroup(PlanBuilder &b, int gi) {
   const FusionGroup &grp = b.fusion.groups[gi];

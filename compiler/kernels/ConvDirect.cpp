@@ -534,8 +534,8 @@ llvm::Expected<KernelSource> emitConvDirect(const ConvSpec &s, const ConvDirectT
     k.tileConfig += std::string(", then a ") + (s.softmax->log ? "log_softmax" : "softmax") +
                     " over its " + std::to_string(s.Cout) + " channels";
   if (s.channelReduce)
-    k.tileConfig += std::string(", then a ") + channelFoldName(s.channelReduce->kind) +
-                    " over its " + std::to_string(s.Cout) + " channels";
+    k.tileConfig += std::string(", then a ") + reductionName(s.channelReduce->kind) + " over its " +
+                    std::to_string(s.Cout) + " channels";
   if (s.pool) {
     const auto &win = s.pool->window;
     k.tileConfig += std::string(", then its ") + (s.pool->max ? "max" : "average") + " pool over " +

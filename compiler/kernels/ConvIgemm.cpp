@@ -274,17 +274,16 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
                        std::to_string(tile.ciChunk) + " channels, "
                  : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
-  k.tileConfig =
-      (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
-      std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
-      std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
-      (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
-      (!bRows.packed     ? ""
-       : bRows.slot == 1 ? ", 16-byte weight rows"
-                         : ", packed weight rows") +
-      (s.channelReduce ? std::string(", then a ") + channelFoldName(s.channelReduce->kind) +
-                             " over the channels"
-                       : "");
+  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
+                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
+                 std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+                 (!bRows.packed     ? ""
+                  : bRows.slot == 1 ? ", 16-byte weight rows"
+                                    : ", packed weight rows") +
+                 (s.channelReduce ? std::string(", then a ") +
+                                        reductionName(s.channelReduce->kind) + " over the channels"
+                                  : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
   k.bytes =
       4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0) +

@@ -3,6 +3,8 @@
 
 #include "ir/Ops.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <cmath>
 #include <limits>
 
@@ -10,6 +12,22 @@ namespace sinter {
 
 PrologueWriter::PrologueWriter(llvm::StringRef kernelName, llvm::StringRef templateName)
     : kernelName_(kernelName.str()), templateName_(templateName.str()) {}
+
+const char *reductionName(ReductionKind k) {
+  switch (k) {
+  case ReductionKind::Sum:
+    return "sum";
+  case ReductionKind::Mean:
+    return "mean";
+  case ReductionKind::Max:
+    return "max";
+  case ReductionKind::Min:
+    return "min";
+  case ReductionKind::LogSumExp:
+    return "logsumexp";
+  }
+  llvm_unreachable("unknown reduction kind");
+}
 
 void PrologueWriter::constant(llvm::StringRef name, int64_t value) {
   bool small = value >= std::numeric_limits<int>::min() && value <= std::numeric_limits<int>::max();

@@ -36,6 +36,14 @@ struct FunctorBody {
   bool readsTensors() const { return code.find("b.p[") != std::string::npos; }
 };
 
+/// The reductions of the op catalog, as the templates that fold them number them: reduce.cuh
+/// (ReduceSpec::Kind) and the convolutions' reductions over their channels
+/// (ConvChannelReduce::Kind).
+enum class ReductionKind : uint8_t { Sum, Mean, Max, Min, LogSumExp };
+
+/// The reduction's op name: "sum", "mean", "max", "min" or "logsumexp".
+const char *reductionName(ReductionKind k);
+
 /// Builds the text of a generated kernel source.
 class PrologueWriter {
 public:

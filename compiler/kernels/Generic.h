@@ -68,7 +68,7 @@ struct PoolSpec {
 /// from its window (pooled->load applied to the window's input elements, then Load to the
 /// pooled value) as the reduction folds it. pooled's kernelName, post and outSlot are unused.
 struct ReduceSpec {
-  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp };
+  using Kind = ReductionKind;
   std::string kernelName;
   Shape inShape;
   llvm::SmallVector<int64_t, 6> dims;

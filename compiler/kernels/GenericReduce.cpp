@@ -42,22 +42,6 @@ llvm::SmallVector<DimGroup, 6> groupDims(llvm::ArrayRef<int64_t> shape,
   return groups;
 }
 
-const char *kindName(ReduceSpec::Kind kind) {
-  switch (kind) {
-  case ReduceSpec::Kind::Sum:
-    return "sum";
-  case ReduceSpec::Kind::Mean:
-    return "mean";
-  case ReduceSpec::Kind::Max:
-    return "max";
-  case ReduceSpec::Kind::Min:
-    return "min";
-  case ReduceSpec::Kind::LogSumExp:
-    return "logsumexp";
-  }
-  llvm_unreachable("unknown reduction kind");
-}
-
 } // namespace
 
 llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
@@ -74,10 +58,10 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   for (int64_t s : spec.inShape)
     numel *= s;
   if (numel <= 0)
-    return makeError(name + ": " + kindName(spec.kind) + " over an empty tensor " +
+    return makeError(name + ": " + reductionName(spec.kind) + " over an empty tensor " +
                      shapeStr(spec.inShape));
   if (spec.dims.empty())
-    return makeError(name + ": " + kindName(spec.kind) + " with no dims to reduce");
+    return makeError(name + ": " + reductionName(spec.kind) + " with no dims to reduce");
   for (size_t i = 0; i < spec.dims.size(); ++i) {
     int64_t d = spec.dims[i];
     if (d < 0 || d >= rank)
@@ -98,7 +82,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
     for (unsigned d = 3 - pool.spatialDims; d < 3; ++d)
       pooledShape.push_back(pool.out[d]);
     if (pooledShape != spec.inShape)
-      return makeError(name + ": " + kindName(spec.kind) + " over " + shapeStr(spec.inShape) +
+      return makeError(name + ": " + reductionName(spec.kind) + " over " + shapeStr(spec.inShape) +
                        " reads a pool whose result is " + shapeStr(pooledShape));
   }
 
@@ -181,7 +165,7 @@ llvm::Expected<KernelSource> emitReduce(const ReduceSpec &spec) {
   ks.source = w.finish();
   ks.launch.grid = {unsigned(blocksX), unsigned(split), 1};
   ks.launch.block = {unsigned(threads), 1, 1};
-  ks.tileConfig = std::string(kindName(spec.kind)) + " of " + std::to_string(R) +
+  ks.tileConfig = std::string(reductionName(spec.kind)) + " of " + std::to_string(R) +
                   (spec.pooled ? pooledNote(*spec.pooled, poolExt) : std::string()) + " into " +
                   std::to_string(numOut) + ": " +
                   (teamMode ? std::to_string(team) + "-thread team per output"

@@ -59,18 +59,13 @@ struct ConvChannelSoftmax {
 /// followed by `post`, the chain after it (anchor-epilogue form with c = 0 and s the position
 /// within the (n) plane). Only the reduced tensor [N, (1,) out...] is stored, to slot 3.
 struct ConvChannelReduce {
-  enum class Kind : uint8_t { Sum, Mean, Max, Min, LogSumExp } kind = Kind::Sum;
+  using Kind = ReductionKind;
+  Kind kind = Kind::Sum;
   FunctorBody post;
 };
 
 /// The templates' ChannelFold kind for `k` (common.cuh: 1 sum .. 5 logsumexp).
-inline int channelFoldConstant(ConvChannelReduce::Kind k) { return int(k) + 1; }
-
-/// The reduction's op name, for tile descriptions.
-inline const char *channelFoldName(ConvChannelReduce::Kind k) {
-  static const char *const kNames[] = {"sum", "mean", "max", "min", "logsumexp"};
-  return kNames[int(k)];
-}
+inline int channelFoldConstant(ReductionKind k) { return int(k) + 1; }
 
 /// A convolution or transposed convolution, 1-, 2- or 3-D. Spatial arrays always have three
 /// entries, the real dims at the end: a 2-D conv has in = {1, H, W}, kernel = {1, kH, kW},
