@@ -621,7 +621,7 @@ FusionResult fuse(const Graph &graph, const FuseOptions &options) {
   // A norm+epilogue+reduce group of a plain convolution's output takes its statistics from
   // the convolution's epilogue instead of a pass of its own over that output.
   for (const FusionGroup &g : result.groups) {
-    if (g.pattern != "norm+epilogue+reduce")
+    if (g.kind != GroupKind::Norm || g.tail != TailKind::Reduce)
       continue;
     ValueId in = graph.ops[g.root].operands[0].value;
     int def = graph.values[in].def;
