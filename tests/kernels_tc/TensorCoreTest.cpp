@@ -478,12 +478,12 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
                     "constexpr int kCReduce = " + std::to_string(channelFoldConstant(kind)) + ";"),
                 std::string::npos);
       // Only the reduced tensor is written.
-      EXPECT_NE(k.tileConfig.find(std::string("then a ") + channelFoldName(kind)),
+      EXPECT_NE(k.tileConfig.find(std::string("then a ") + reductionName(kind)),
                 std::string::npos)
           << k.tileConfig;
       int registers = 0;
       EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true, &registers), "")
-          << s.kernelName << " " << channelFoldName(kind);
+          << s.kernelName << " " << reductionName(kind);
     }
   // Refused: two groups, more channels than a tile holds, no wgmma, statistics.
   ConvSpec grouped = spec(convSpec("cr_g2", false, 2, 3, 16, 64, 2, {1, 21, 23}, {1, 3, 3},
