@@ -58,6 +58,8 @@ llvm::StringRef tailName(TailKind t) {
     return "softmax tail";
   case TailKind::ChannelReduce:
     return "channel reduction tail";
+  case TailKind::PlaneReduce:
+    return "plane reduction tail";
   }
   llvm_unreachable("unknown tail kind");
 }

@@ -58,6 +58,19 @@ llvm::SmallVector<int, 16> FusionGroup::ops() const {
   return all;
 }
 
+bool foldsWholePlanes(const Op &red, unsigned rank, bool *withChannels) {
+  llvm::SmallVector<int64_t, 6> dims;
+  for (int64_t d : red.getInts("dims"))
+    dims.push_back(d < 0 ? d + rank : d);
+  llvm::sort(dims);
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  bool spatial = dims.size() == rank - 2 && (rank == 2 || dims.front() == 2);
+  bool channelsToo = dims.size() == rank - 1 && dims.front() == 1;
+  if (withChannels)
+    *withChannels = channelsToo;
+  return spatial || channelsToo;
+}
+
 namespace {
 
 /// Def-use facts the matchers ask about.
@@ -183,16 +196,27 @@ MatchResult matchConvNormHead(const Context &ctx, int root, FusionGroup &g) {
                        isStatsNorm, "group_norm or instance_norm");
 }
 
-/// conv -> elementwise* -> group_norm|instance_norm -> elementwise*.
+/// conv -> elementwise* -> group_norm|instance_norm -> elementwise*, unless that chain flows
+/// into a reduction: the norm then takes the reduction as a norm+epilogue+reduce group (the
+/// normalised tensor is never written) and the conv gathers its statistics as it stores y.
 MatchResult matchNorm(const Context &ctx, int root, FusionGroup &g) {
   if (MatchResult why = matchConvNormHead(ctx, root, g))
     return why;
   std::string stop;
-  g.output = followChain(ctx, ctx.op(g.norm).result, g.normEpilogue, stop);
+  llvm::SmallVector<int, 8> post;
+  ValueId end = followChain(ctx, ctx.op(g.norm).result, post, stop);
+  int consumer = -1;
+  if (!ctx.singleFreeConsumer(end, consumer) &&
+      opInfo(ctx.op(consumer).kind).fusionClass == FusionClass::Reduction)
+    return "the norm's chain flows into " + ctx.op(consumer).name().str() +
+           ": norm+epilogue+reduce takes them, with statistics from the convolution";
+  g.normEpilogue = post;
+  g.output = end;
   return std::nullopt;
 }
 
-/// conv -> elementwise* -> group_norm|instance_norm -> mean|sum over spatial (and C) dims.
+/// conv -> elementwise* -> group_norm|instance_norm -> mean|sum over spatial (and C) dims ->
+/// elementwise*.
 MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
   if (MatchResult why = matchConvNormHead(ctx, root, g))
     return why;
@@ -204,19 +228,12 @@ MatchResult matchNormReduce(const Context &ctx, int root, FusionGroup &g) {
   // The mean of a normalised tensor over whole channels needs only the channel sums.
   if (red.kind != OpKind::Mean && red.kind != OpKind::Sum)
     return "the norm feeds " + red.name().str() + ", not mean or sum";
-  unsigned rank = ctx.graph.type(norm.result).rank();
-  llvm::SmallVector<int64_t, 6> dims;
-  for (int64_t d : red.getInts("dims"))
-    dims.push_back(d < 0 ? d + rank : d);
-  llvm::sort(dims);
-  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
-  bool spatial = dims.size() == rank - 2 && (rank == 2 || dims.front() == 2);
-  bool channelsToo = dims.size() == rank - 1 && dims.front() == 1;
   // Reducing part of a channel's plane would need per-position values, not sums.
-  if (!spatial && !channelsToo)
+  if (!foldsWholePlanes(red, ctx.graph.type(norm.result).rank()))
     return red.name().str() + " must reduce all spatial dims (and optionally C)";
   g.reduce = redIdx;
-  g.output = red.result;
+  std::string stop;
+  g.output = followChain(ctx, red.result, g.reduceEpilogue, stop);
   return std::nullopt;
 }
 
@@ -398,6 +415,26 @@ MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
   return std::nullopt;
 }
 
+/// conv -> elementwise* -> sum|mean over every spatial dim (and optionally C) ->
+/// elementwise*: every conv kernel can add up its epilogue's values per (n, c) plane (the
+/// statistics a norm tail gathers), so y never reaches memory and a small kernel finishes
+/// each output from its plane's sum.
+MatchResult matchPlaneReduce(const Context &ctx, int root, FusionGroup &g) {
+  ValueId end = -1;
+  int consumer = -1;
+  std::string stop;
+  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+    return why;
+  const Op &red = ctx.op(consumer);
+  if (red.kind != OpKind::Sum && red.kind != OpKind::Mean)
+    return "epilogue stops at " + stop + "; " + red.name().str() + " is not sum or mean";
+  if (!foldsWholePlanes(red, ctx.graph.type(end).rank()))
+    return red.name().str() + " does not reduce every spatial dim (and optionally C)";
+  g.reduce = consumer;
+  g.output = followChain(ctx, red.result, g.reduceEpilogue, stop);
+  return std::nullopt;
+}
+
 /// anchor -> elementwise*.
 MatchResult matchPlain(const Context &ctx, int root, FusionGroup &g) {
   std::string stop;
@@ -419,6 +456,7 @@ const AnchorPattern kAnchorPatterns[] = {
     {"conv+epilogue+softmax+epilogue", TailKind::Softmax, matchSoftmax},
     {"conv+epilogue+pool+epilogue", TailKind::Pool, matchPool},
     {"conv+epilogue+creduce+epilogue", TailKind::ChannelReduce, matchChannelReduce},
+    {"conv+epilogue+sreduce+epilogue", TailKind::PlaneReduce, matchPlaneReduce},
     {"anchor+epilogue", TailKind::None, matchPlain},
 };
 

@@ -45,6 +45,9 @@ enum class TailKind : uint8_t {
   /// conv -> elementwise* -> sum / mean / max / min / logsumexp over the channels (dim 1
   /// only) -> elementwise*
   ChannelReduce,
+  /// conv -> elementwise* -> sum / mean over every spatial dim (and optionally the channels)
+  /// -> elementwise*: the anchor's epilogue adds up each (n, c) plane, y is never stored
+  PlaneReduce,
 };
 
 struct FusionGroup {
@@ -98,6 +101,11 @@ struct FuseOptions {
   std::function<bool(const Graph &, const Op &anchor, const ConvTailOps &tail, std::string &why)>
       anchorRunsTail;
 };
+
+/// Whether reduction `red` of a rank-`rank` [N, C, spatial...] tensor folds whole (n, c)
+/// planes: every spatial dim, and optionally C too (`*withChannels`, where given), so that
+/// per-(n, c) sums are all it needs.
+bool foldsWholePlanes(const Op &red, unsigned rank, bool *withChannels = nullptr);
 
 /// Partitions every op of `graph` (verified, canonicalized) into fusion groups, in an order
 /// that respects data dependencies. Every op belongs to exactly one group.

@@ -346,15 +346,48 @@ ConvPoolTail makePoolTail(const Graph &g, const Op &pool) {
   return p;
 }
 
+/// norm_reduce.cuh for group gi's reduction over whole planes (grp.reduce, over the spatial
+/// dims and maybe C) from the per-(n, c) sums in workspace `sums`, with the chain after it:
+/// of the normalised tensor (`normalised`: the group's norm, its gamma and beta) or of the
+/// values the sums were gathered from.
+llvm::Error launchPlaneReduce(PlanBuilder &b, int gi, NormSpec &ns, bool normalised, int sums,
+                              const std::string &role) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &red = g.ops[grp.reduce];
+  bool overChannels = false;
+  foldsWholePlanes(red, g.type(red.operands[0].value).rank(), &overChannels);
+  SlotMap post(8);
+  auto postBody = chainBody(g, grp.reduceEpilogue, red.result,
+                            IndexSpace::flat(g.type(red.result).shape), post);
+  if (!postBody)
+    return withContext(postBody.takeError(), b.where(gi));
+  ns.post = *postBody;
+  std::map<int, int> slots{{4, sums}, {3, b.bufferOf(grp.output)}};
+  if (normalised)
+    bindAffine(b, g.ops[grp.norm], slots);
+  for (auto [slot, value] : post.slots())
+    slots[slot] = b.bufferOf(value);
+  return b.launch(emitNormReduce(ns, overChannels, red.kind == OpKind::Mean, normalised), gi,
+                  role, MathMode::Ffma, slots);
+}
+
 } // namespace
 
 bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
                   const PlanOptions &options, std::string &why) {
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(graph, anchor, options, igemm);
-  if (ops.reduce && igemm)
-    return convIgemmReducesChannels(spec, &why);
   const Op *softmax = ops.softmax, *pool = ops.pool;
+  // The wgmma input-box engine runs a reduction, or a softmax without a pool, over the
+  // channels one tile holds.
+  if (igemm && (ops.reduce || (softmax && !pool))) {
+    if (ops.reduce)
+      spec.channelReduce = ConvChannelReduce();
+    else
+      spec.softmax = ConvChannelSoftmax{softmax->kind == OpKind::LogSoftmax, FunctorBody()};
+    return convIgemmRunsChannelTail(spec, &why);
+  }
   const char *tail = ops.reduce ? "reduce over the channels"
                      : softmax  ? "take a softmax over the channels"
                                 : "pool";
@@ -414,16 +447,17 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   }
 
   if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {
-    // The fuse pass took these ops because convRunsTail said this kernel runs them.
+    // The fuse pass took these ops because convRunsTail said this kernel runs them: conv_direct,
+    // or conv_igemm's wgmma engine for a softmax without a pool.
     if (!igemm && spec.math == MathMode::Tf32 &&
         tailMovesToDirect(g, anchor,
                           {grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
                            grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, nullptr},
                           spec))
       spec.math = MathMode::Ffma;
-    if (igemm || spec.math != MathMode::Ffma)
-      return makeError(b.where(gi) + ": a softmax or pool tail needs the convolution on " +
-                       "conv_direct");
+    if (igemm ? grp.pool >= 0 : spec.math != MathMode::Ffma)
+      return makeError(b.where(gi) + ": a pool tail needs the convolution on conv_direct, a " +
+                       "softmax tail on conv_direct or conv_igemm's wgmma engine");
     std::string role = "anchor + epilogue";
     if (grp.softmax >= 0) {
       const Op &softmax = g.ops[grp.softmax];
@@ -477,6 +511,28 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
         std::string("anchor + epilogue + ") + reductionName(kind) + " over the channels", slots);
   }
 
+  if (grp.tail == TailKind::PlaneReduce) {
+    // The epilogue adds up each (n, c) plane (the statistics a norm tail gathers); y is never
+    // stored, and one small kernel turns the sums into the reduction and its chain.
+    const Op &red = g.ops[grp.reduce];
+    int sums = b.workspace(g.values[anchor.result].name + ".sums", spec.N * spec.Cout * 16);
+    b.fill(sums, kFillZero);
+    spec.kernelName = b.kernelName(gi, "sums");
+    spec.storeOutput = false;
+    spec.accumulateStats = true;
+    std::map<int, int> slots = convSlots(b, anchor, extra);
+    slots[4] = sums;
+    if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + plane sums", slots))
+      return err;
+    NormSpec ns;
+    ns.kernelName = b.kernelName(gi, "reduce");
+    ns.N = spec.N, ns.C = spec.Cout, ns.groups = spec.Cout, ns.affine = false;
+    ns.L = yt.numel() / (spec.N * spec.Cout);
+    return launchPlaneReduce(b, gi, ns, false, sums,
+                             std::string(reductionName(reductionKindOf(red.kind))) +
+                                 " from the plane sums");
+  }
+
   const Op &norm = g.ops[grp.norm];
   ValueId normIn = norm.operands[0].value;
   NormSpec ns = makeNormSpec(g, norm, "");
@@ -495,14 +551,8 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     slots[4] = stats;
     if (auto err = launchConv(b, spec, igemm, gi, "anchor statistics", slots))
       return err;
-    const Op &red = g.ops[grp.reduce];
-    unsigned rank = g.type(norm.result).rank();
-    bool overChannels = red.getInts("dims").size() == rank - 1;
     ns.kernelName = b.kernelName(gi, "reduce");
-    std::map<int, int> rslots{{4, stats}, {3, b.bufferOf(grp.output)}};
-    bindAffine(b, norm, rslots);
-    return b.launch(emitNormReduce(ns, overChannels, red.kind == OpKind::Mean), gi,
-                    "reduce from statistics", MathMode::Ffma, rslots);
+    return launchPlaneReduce(b, gi, ns, true, stats, "reduce from statistics");
   }
 
   assert(grp.tail == TailKind::Norm && "conv groups have no row-norm tail");

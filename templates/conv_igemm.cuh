@@ -33,19 +33,21 @@
 // With kCReduce (engine 1, one group whose channels one tile column holds) it reduces each
 // position's values over the channels instead (1 sum, 2 mean, 3 max, 4 min by
 // sinter::ChannelFold; 5 logsumexp in two passes), applies `CReduceEpilogue` (c = 0) and
-// stores only that, into slot 3 as [N, kY...].
+// stores only that, into slot 3 as [N, kY...]. With kSoftmax (engine 1, the same tile rule)
+// each position's values become their softmax (1) or log_softmax (2) over the channels, then
+// `SoftmaxEpilogue` (the chain after it), and that is stored as y.
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)), kBSlot the B rows (kPackedB).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
-// kAccumulateStats, kCReduce, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks (resident
-// blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow (floats from
-// one output channel's row to the next), kBBase (where this kernel's rows start); kEngine and
-// engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes (the
-// dynamic shared memory the emitter requests; engine 1 checks it against its layout);
-// structs Epilogue and CReduceEpilogue.
+// kAccumulateStats, kCReduce, kSoftmax, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks
+// (resident blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow
+// (floats from one output channel's row to the next), kBBase (where this kernel's rows start);
+// kEngine and engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes
+// (the dynamic shared memory the emitter requests; engine 1 checks it against its layout); structs
+// Epilogue, CReduceEpilogue and SoftmaxEpilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -114,6 +116,11 @@ static_assert(cfg::kCReduce == 0 ||
                    cfg::kStoreOutput && !cfg::kAccumulateStats),
               "a reduction over the channels needs engine 1, one group in one column span, "
               "and the reduced tensor stored without statistics");
+static_assert(cfg::kSoftmax == 0 ||
+                  (kWgmma && cfg::kWarpsN == 1 && cfg::kGroups == 1 && cfg::kBN >= cfg::kCout &&
+                   cfg::kStoreOutput && !cfg::kAccumulateStats && cfg::kCReduce == 0),
+              "a softmax over the channels needs engine 1, one group in one column span, "
+              "and y stored without statistics");
 static_assert(cfg::kKD <= 31 && cfg::kKH <= 31 && cfg::kKW <= 31, "tap masks are 32 bits");
 static_assert(kCinG * kInVol < (1ll << 31), "one image's input offsets fit in 32 bits");
 static_assert(!cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1),
@@ -410,6 +417,29 @@ __device__ __forceinline__ void rowFacts(i64 m0, i64 mEnd, int r0, int (&rowImag
     }
 }
 
+/// Engine 1's tails over the channels (one group in the one column span, n0 = 0): row (mi,
+/// h) of the thread's accumulators replaced by its epilogue values (bias, Epilogue) and each
+/// folded into `fold` (columns past kCout skipped). Called for rows of an image only.
+template <class Fold>
+__device__ __forceinline__ void foldRowEpilogue(float (&acc)[kMI][kNI][4], const sinter::Buffers &b,
+                                                int mi, int h, int nb, i64 sp, int t, Fold &fold) {
+  const float *bias = sinter::slot<const float>(b, 2);
+#pragma unroll
+  for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int c = ni * 8 + 2 * t + j;
+      if (c >= cfg::kCout)
+        continue;
+      float v = acc[mi][ni][h * 2 + j];
+      if constexpr (cfg::kHasBias)
+        v += bias[c];
+      v = Epilogue{}(v, nb, c, sp, b);
+      acc[mi][ni][h * 2 + j] = v;
+      fold.add(v);
+    }
+}
+
 /// kCReduce (engine 1): the epilogue's values of each of the tile's rows reduced over its
 /// channels, which the one column span holds (n0 = 0): over the thread's columns, then the
 /// row's four lanes; lane t == 0 runs CReduceEpilogue (c = 0) and stores the row's value
@@ -422,7 +452,6 @@ template <int KIND>
 __device__ __forceinline__ void
 reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i64 mEnd, int tid) {
   const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
-  const float *bias = sinter::slot<const float>(b, 2);
   float *out = sinter::slot<float>(b, 3);
   int rowImage[kMI][2];
   i64 rowPos[kMI][2];
@@ -437,23 +466,8 @@ reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i
       const int nb = rowImage[mi][h];
       const i64 sp = rowPos[mi][h];
       Fold fold;
-      if (nb >= 0) {
-#pragma unroll
-        for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            const int c = ni * 8 + 2 * t + j;
-            if (c >= cfg::kCout)
-              continue;
-            float v = acc[mi][ni][h * 2 + j];
-            if constexpr (cfg::kHasBias)
-              v += bias[c];
-            v = Epilogue{}(v, nb, c, sp, b);
-            if constexpr (kLse)
-              acc[mi][ni][h * 2 + j] = v;
-            fold.add(v);
-          }
-      }
+      if (nb >= 0)
+        foldRowEpilogue(acc, b, mi, h, nb, sp, t, fold);
       fold.template mergeLanes<4>();
       float r = fold.result(cfg::kCout);
       if constexpr (kLse) {
@@ -473,6 +487,58 @@ reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i
       }
       if (t == 0 && nb >= 0)
         out[(i64)nb * kYVol + sp] = CReduceEpilogue{}(r, nb, 0, sp, b);
+    }
+}
+
+/// kSoftmax (engine 1, every channel in the one column span, n0 = 0): each of the thread's
+/// rows of `acc` replaced by SoftmaxEpilogue of the softmax (1) or log_softmax (2) over the
+/// channels of its epilogue values: the row's maximum over the thread's columns and its
+/// four lanes, then the sum of exponentials likewise (rows of no image skip the math but
+/// join the shuffles).
+__device__ __forceinline__ void softmaxTileChannels(float (&acc)[kMI][kNI][4],
+                                                    const sinter::Buffers b,
+                                                    const int (&rowImage)[kMI][2],
+                                                    const i64 (&rowPos)[kMI][2], int t) {
+  constexpr bool kLog = cfg::kSoftmax == 2;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int nb = rowImage[mi][h];
+      const i64 sp = rowPos[mi][h];
+      // The row's maximum (a NaN propagates: every output of the row is then NaN).
+      sinter::ChannelFold<sinter::kFoldMax> top;
+      if (nb >= 0)
+        foldRowEpilogue(acc, b, mi, h, nb, sp, t, top);
+      top.template mergeLanes<4>();
+      const float m = top.result(cfg::kCout);
+      float sum = 0.f;
+      if (nb >= 0) {
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 2; ++j)
+            if (ni * 8 + 2 * t + j < cfg::kCout) {
+              const float e = expf(acc[mi][ni][h * 2 + j] - m);
+              sum += e;
+              if constexpr (!kLog)
+                acc[mi][ni][h * 2 + j] = e;
+            }
+      }
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float k = kLog ? m + logf(sum) : 1.f / sum;
+      if (nb >= 0) {
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) {
+            const int c = ni * 8 + 2 * t + j;
+            if (c < cfg::kCout)
+              acc[mi][ni][h * 2 + j] = SoftmaxEpilogue{}(
+                  kLog ? acc[mi][ni][h * 2 + j] - k : acc[mi][ni][h * 2 + j] * k, nb, c, sp, b);
+          }
+      }
     }
 }
 
@@ -502,6 +568,8 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
   i64 rowPos[kMI][2];
   if constexpr (kWgmma)
     rowFacts(m0, mEnd, wm + g, rowImage, rowPos);
+  if constexpr (cfg::kSoftmax != 0)
+    softmaxTileChannels(acc, b, rowImage, rowPos, t);
   // Engine 1's consumers may still be reading `red` for their previous tile.
   if constexpr (cfg::kAccumulateStats && kWgmma)
     if (oneImage)
@@ -534,9 +602,11 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
           if (nb < 0 || cl >= kCoutG)
             continue;
           float v = acc[mi][ni][h * 2 + j];
-          if constexpr (cfg::kHasBias)
-            v += bias[c];
-          v = Epilogue{}(v, nb, c, sp, b);
+          if constexpr (cfg::kSoftmax == 0) {
+            if constexpr (cfg::kHasBias)
+              v += bias[c];
+            v = Epilogue{}(v, nb, c, sp, b);
+          }
           if constexpr (cfg::kStoreOutput)
             y[((i64)nb * cfg::kCout + c) * kYVol + sp] = v;
           if constexpr (cfg::kAccumulateStats) {

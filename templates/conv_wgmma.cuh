@@ -22,7 +22,8 @@
 // (8 modulo 32, so that a fragment load's 8 rows x 4 channels hit 32 banks). Box plane p, row
 // r, column q hold input (id, ih, iw) = (od + kOff0D + p, hFirst + kOff0H + r, wFirst - kWLead
 // + q), where hFirst / wFirst are the block's first output row / column (wFirst = 0 unless
-// each tile lies in one output row, kRowTiles) and kOff0 = the smallest tap offset per dim.
+// each tile lies in one output row, kRowTiles: then a row has ceil(W / kBM) tiles, the last
+// partial where W is not a multiple of kBM) and kOff0 = the smallest tap offset per dim.
 // Output (oh, ow) and tap (td, th, tw) read box (pos(td), oh - hFirst + pos(th), ow - wFirst +
 // kWLead + kOff0W + pos(tw)), pos(t) being t * dil (direct) or (k - 1 - t) * dil (transposed).
 //
@@ -57,7 +58,11 @@ constexpr int kBoxD = (cfg::kKD - 1) * cfg::kDD + 1;
 constexpr int kPlaneStride = cfg::kBoxH * cfg::kRowStride;
 constexpr int kBoxFloats = cfg::kCiChunk * cfg::kCiStride;
 constexpr int kBStage = cfg::kBN * 32;
-constexpr int kTilesPerPlane = (kOutHW + cfg::kBM - 1) / cfg::kBM;
+// Tiles in one output row (kRowTiles): ceil(W / kBM) a row, the last one partial where W is
+// not a multiple of kBM; else kBM-position runs of the flattened plane.
+constexpr int kTilesPerRow = (cfg::kOutW + cfg::kBM - 1) / cfg::kBM;
+constexpr int kTilesPerPlane =
+    cfg::kRowTiles ? cfg::kOutH * kTilesPerRow : (kOutHW + cfg::kBM - 1) / cfg::kBM;
 constexpr int kConsumers = 256;
 // Per dim: the offset of tap t from the output position in input coordinates is
 // off0 + pos(t) (stride 1: transposed in = out + pad - t * dil, direct in = out - pad + t * dil).
@@ -137,10 +142,18 @@ __device__ __forceinline__ Tile tileAt(int t) {
   tl.n0 = (rest % kNTiles) * cfg::kBN;
   tl.grp = rest / kNTiles;
   tl.plane = pt / kTilesPerPlane;
-  tl.start = (pt % kTilesPerPlane) * cfg::kBM;
-  tl.rows = kOutHW - tl.start < cfg::kBM ? kOutHW - tl.start : cfg::kBM;
-  tl.hFirst = tl.start / cfg::kOutW;
-  tl.wFirst = cfg::kRowTiles ? tl.start % cfg::kOutW : 0;
+  if constexpr (cfg::kRowTiles && cfg::kOutW % cfg::kBM != 0) {
+    const int pp = pt % kTilesPerPlane;
+    tl.hFirst = pp / kTilesPerRow;
+    tl.wFirst = pp % kTilesPerRow * cfg::kBM;
+    tl.start = tl.hFirst * cfg::kOutW + tl.wFirst;
+    tl.rows = cfg::kOutW - tl.wFirst < cfg::kBM ? cfg::kOutW - tl.wFirst : cfg::kBM;
+  } else {
+    tl.start = (pt % kTilesPerPlane) * cfg::kBM;
+    tl.rows = kOutHW - tl.start < cfg::kBM ? kOutHW - tl.start : cfg::kBM;
+    tl.hFirst = tl.start / cfg::kOutW;
+    tl.wFirst = cfg::kRowTiles ? tl.start % cfg::kOutW : 0;
+  }
   return tl;
 }
 

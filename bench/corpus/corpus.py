@@ -1038,6 +1038,31 @@ def _(g, s):
     g.ret(g.op("o", "gelu", a))
 
 
+@corpus("convt2d_gap_bias_lse_sum_mul")
+def _(g, s):
+    n, hw = s(128, 2), s(64, 11)
+    g.doc = ("ConvTranspose2d(64->128, k=3) -> global average pool (mean over H, W, keepdim) -> "
+             "+ bias[128,1,1] -> logsumexp over channels (keepdim) -> sum over H, W -> * 10")
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv_t(g, "y", x, 128, 3)
+    m = g.op("m", "mean", y, dims=[2, 3], keepdim=True)
+    bias = g.param("bias", [128, 1, 1], -0.5, 0.5)
+    a = g.op("a", "add", m, bias)
+    l = g.op("l", "logsumexp", a, dims=[1], keepdim=True)
+    t = g.op("t", "sum", l, dims=[2, 3])
+    g.ret(g.op("o", "mul", t, 10.0))
+
+
+@corpus("conv3d_gelu_gap")
+def _(g, s):
+    n, d, hw = s(64, 2), s(16, 5), s(48, 10)
+    g.doc = "Conv3d(24->64, k=3) -> GELU -> mean over D, H, W"
+    x = g.input("x", [n, 24, d, hw, hw])
+    y = conv(g, "y", x, 64, 3)
+    a = g.op("a", "gelu", y)
+    g.ret(g.op("o", "mean", a, dims=[2, 3, 4]))
+
+
 # ----------------------------------------------------------------------------------------
 # Torch side (imported lazily: only the GPU benchmark needs it)
 

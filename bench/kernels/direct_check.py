@@ -216,10 +216,13 @@ def check_norm(d, c):
     full, out = guarded(outn)
     k({3: out, 4: stats, 6: gamma, 7: beta})
     torch.cuda.synchronize()
-    ref = norm_ref(x.double(), G, c["eps"], gamma, beta)
+    ref = norm_ref(x.double(), G, c["eps"], gamma, beta) if c.get("normalised", True) \
+        else x.double()
     ref = ref.mean(-1) if c["mean"] else ref.sum(-1)
     if c["over_channels"]:
         ref = ref.mean(-1) if c["mean"] else ref.sum(-1)
+    if c["post"] == "relu":
+        ref = torch.relu(ref)
     report(c["name"], "out", rel_l2(out.view(ref.shape), ref))
     return None
 

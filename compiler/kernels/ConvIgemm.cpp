@@ -110,23 +110,44 @@ struct WgBox {
 };
 
 WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
-  WgBox b;
   const int64_t w = k.out[2], plane = k.out[1] * k.out[2];
-  // Tiles lie in one output row when rows are whole tiles; else a box spans full rows.
-  b.rowTiles = w % kWgRows == 0;
-  int64_t spanned = 1;
-  if (!b.rowTiles)
-    for (int64_t start = 0; start < plane; start += kWgRows)
-      spanned = std::max(spanned, (std::min(start + kWgRows, plane) - 1) / w - start / w + 1);
-  b.boxD = (k.kernel[0] - 1) * k.dilation[0] + 1;
-  b.boxH = spanned + (k.kernel[1] - 1) * k.dilation[1];
   const int64_t spanW = (k.kernel[2] - 1) * k.dilation[2];
   const int64_t off0W = s.transposed ? k.padding[2] - spanW : -k.padding[2];
-  b.wLead = roundUp(std::max<int64_t>(0, -off0W), 4);
-  b.rowStride = roundUp(b.wLead + off0W + (b.rowTiles ? kWgRows : w) + spanW, 4);
-  const int64_t perChannel = b.boxD * b.boxH * b.rowStride;
-  b.ciStride = perChannel + (8 - perChannel % 32 + 32) % 32; // 8 modulo 32: no bank conflicts
-  return b;
+  auto layout = [&](bool rowTiles) {
+    WgBox b;
+    b.rowTiles = rowTiles;
+    int64_t spanned = 1;
+    if (!rowTiles)
+      for (int64_t start = 0; start < plane; start += kWgRows)
+        spanned = std::max(spanned, (std::min(start + kWgRows, plane) - 1) / w - start / w + 1);
+    b.boxD = (k.kernel[0] - 1) * k.dilation[0] + 1;
+    b.boxH = spanned + (k.kernel[1] - 1) * k.dilation[1];
+    b.wLead = roundUp(std::max<int64_t>(0, -off0W), 4);
+    b.rowStride = roundUp(b.wLead + off0W + (rowTiles ? kWgRows : w) + spanW, 4);
+    const int64_t perChannel = b.boxD * b.boxH * b.rowStride;
+    b.ciStride = perChannel + (8 - perChannel % 32 + 32) % 32; // 8 modulo 32: no bank conflicts
+    return b;
+  };
+  // Tiles lie in one output row where rows are whole tiles. Else a box spans the full rows
+  // its 128 positions touch, unless those rows are so long that the box copies more than
+  // twice the floats a useful position that one-row tiles do, whose last tile of each row
+  // is partial (1-D and wide rows: a row of 16383 would copy 16389 floats a channel for 128
+  // positions).
+  if (w % kWgRows == 0)
+    return layout(true);
+  const WgBox full = layout(false), row = layout(true);
+  const double fullPerPosition = double(full.boxD * full.boxH * full.rowStride) / kWgRows;
+  const double rowPerPosition =
+      double(row.boxD * row.boxH * row.rowStride) * double((w + kWgRows - 1) / kWgRows) / w;
+  return fullPerPosition > 2 * rowPerPosition ? row : full;
+}
+
+/// Engine 1's output tiles per (n, d) plane: 128-position runs of the flattened plane, or,
+/// where tiles lie in one output row, ceil(W / 128) a row (conv_wgmma.cuh's tileAt).
+int64_t wgmmaTilesPerPlane(const KernelShape &k, const WgBox &b) {
+  if (b.rowTiles)
+    return k.out[1] * ((k.out[2] + kWgRows - 1) / kWgRows);
+  return (k.out[1] * k.out[2] + kWgRows - 1) / kWgRows;
 }
 
 /// Engine 1's k8 steps per channel chunk of a kernel with `taps` taps, padded to whole stages.
@@ -182,11 +203,11 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
       return makeError(name + ": the input box of conv_wgmma does not fit shared memory" +
                        (tile.minBlocks > 1 ? " (two blocks an SM)" : ""));
   }
-  if (s.channelReduce &&
+  if ((s.channelReduce || s.softmax) &&
       (!tile.wgmma || s.groups != 1 || tile.bn < coutG || s.accumulateStats || !s.storeOutput))
-    return makeError(name + ": conv_igemm reduces over the channels only on its wgmma engine, "
-                            "for one group whose channels one tile holds, stored without "
-                            "statistics");
+    return makeError(name + ": conv_igemm " + (s.softmax ? "takes a softmax" : "reduces") +
+                     " over the channels only on its wgmma engine, for one group whose "
+                     "channels one tile holds, stored without statistics");
   if (!tile.wgmma) {
     while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
       --tile.stages;
@@ -224,6 +245,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
   w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
+  w.constant("kSoftmax", !s.softmax ? 0 : s.softmax->log ? 2 : 1);
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
   w.constant("kBK", tile.bk);
@@ -248,6 +270,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kSharedBytes", sharedBytes);
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("CReduceEpilogue", s.channelReduce ? s.channelReduce->post : FunctorBody());
+  w.anchorEpilogue("SoftmaxEpilogue", s.softmax ? s.softmax->post : FunctorBody());
 
   KernelSource k;
   k.name = name;
@@ -258,7 +281,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   if (tile.wgmma) {
     // Persistent: one block per tile at most; the runtime launches at most one per SM and
     // each block strides over the tiles.
-    k.launch.grid = {unsigned(s.N * shape.out[0] * ((plane + kWgRows - 1) / kWgRows) *
+    k.launch.grid = {unsigned(s.N * shape.out[0] * wgmmaTilesPerPlane(shape, box) *
                               ((coutG + tile.bn - 1) / tile.bn) * s.groups),
                      1, 1};
     k.launch.persistent = true;
@@ -274,16 +297,19 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
                        std::to_string(tile.ciChunk) + " channels, "
                  : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
-  k.tileConfig = (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
-                 std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
-                 std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
-                 (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
-                 (!bRows.packed     ? ""
-                  : bRows.slot == 1 ? ", 16-byte weight rows"
-                                    : ", packed weight rows") +
-                 (s.channelReduce ? std::string(", then a ") +
-                                        reductionName(s.channelReduce->kind) + " over the channels"
-                                  : "");
+  k.tileConfig =
+      (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
+      std::to_string(tile.bn) + "x" + std::to_string(tile.bk) + ", " + engine +
+      std::to_string(tile.stages) + " stages, " + tensorCoreMathName(s.math) +
+      (tile.minBlocks > 1 ? ", " + std::to_string(tile.minBlocks) + " blocks/SM" : "") +
+      (!bRows.packed     ? ""
+       : bRows.slot == 1 ? ", 16-byte weight rows"
+                         : ", packed weight rows") +
+      (s.channelReduce
+           ? std::string(", then a ") + reductionName(s.channelReduce->kind) + " over the channels"
+       : s.softmax
+           ? std::string(", then a ") + (s.softmax->log ? "log_" : "") + "softmax over the channels"
+           : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
   k.bytes =
       4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0) +
@@ -359,12 +385,14 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
 /// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.
 llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                                                       const ConvIgemmTile *tile) {
-  if (s.pool || s.softmax)
-    return makeError(s.kernelName +
-                     ": conv_igemm has no pool or softmax tail (conv_direct runs them)");
-  if (s.channelReduce && !tile && convShiftTile(s))
-    return makeError(s.kernelName + ": conv_shift has no reduction over the channels (the "
-                                    "input-box engine runs it)");
+  if (s.pool)
+    return makeError(s.kernelName + ": conv_igemm has no pool tail (conv_direct runs it)");
+  if (s.softmax && s.channelReduce)
+    return makeError(s.kernelName + ": conv_igemm takes a softmax or a reduction over the "
+                                    "channels, not both");
+  if ((s.channelReduce || s.softmax) && !tile && convShiftTile(s))
+    return makeError(s.kernelName + ": conv_shift has no " + (s.softmax ? "softmax" : "reduction") +
+                     " over the channels (the input-box engine runs it)");
   // The output sizes must follow from the attributes (transposed: output_padding is folded
   // into `out`, so only a lower bound holds).
   for (int d = 0; d < 3; ++d) {
@@ -498,8 +526,8 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // The kernel indexes its tiles with 32-bit integers.
   for (const KernelShape &k : shapes)
-    if (s.N * k.out[0] * ((k.out[1] * k.out[2] + kWgRows - 1) / kWgRows) *
-            ((coutG + t.bn - 1) / t.bn) * s.groups >
+    if (s.N * k.out[0] * wgmmaTilesPerPlane(k, wgmmaBox(s, k)) * ((coutG + t.bn - 1) / t.bn) *
+            s.groups >
         std::numeric_limits<int>::max())
       return no("too many output tiles for 32-bit tile indices");
   auto fits = [&](const ConvIgemmTile &c) {
@@ -556,22 +584,24 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   return t;
 }
 
-bool convIgemmReducesChannels(const ConvSpec &s, std::string *whyNot) {
+bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot) {
   auto no = [&](const std::string &why) {
     if (whyNot)
       *whyNot = why;
     return false;
   };
+  const char *tail = s.softmax ? "the softmax" : "the reduction";
+  const char *does = s.softmax ? "take a softmax over" : "reduce over";
   if (s.groups != 1)
-    return no("the reduction spans the convolution's groups");
+    return no(std::string(tail) + " spans the convolution's groups");
   if (convShiftTile(s))
-    return no("the convolution runs on conv_shift, which does not reduce over the channels");
+    return no(std::string("the convolution runs on conv_shift, which does not ") + does +
+              " the channels");
   std::string why;
   auto tile = convWgmmaTile(s, &why);
   if (!tile)
-    return no("the convolution stays on mma.sync (" + why +
-              "), which does not reduce over the "
-              "channels");
+    return no("the convolution stays on mma.sync (" + why + "), which does not " + does +
+              " the channels");
   if (tile->bn < s.Cout)
     return no(std::to_string(s.Cout) + " channels span more than one " + std::to_string(tile->bn) +
               "-channel tile");

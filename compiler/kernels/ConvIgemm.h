@@ -85,10 +85,11 @@ struct ConvIgemmTile {
 /// terms run two blocks an SM where their boxes fit (minBlocks 2).
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
-/// Whether emitConvIgemm runs `s` with a reduction over its channels in the kernel
-/// (ConvSpec::channelReduce): on the wgmma input-box engine (not conv_shift), one group, every
-/// output channel in one tile column. whyNot gets the reason when not.
-bool convIgemmReducesChannels(const ConvSpec &s, std::string *whyNot = nullptr);
+/// Whether emitConvIgemm runs `s` with a softmax (ConvSpec::softmax) or else a reduction
+/// (ConvSpec::channelReduce) over its channels in the kernel: on the wgmma input-box engine
+/// (not conv_shift), one group, every output channel in one tile column. whyNot gets the
+/// reason when not.
+bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),
 /// the same for every kernel. Fails when the tile breaks the template's rules (see

@@ -120,26 +120,30 @@ llvm::Expected<KernelSource> emitNormScaleShift(const NormSpec &s) {
   return k;
 }
 
-llvm::Expected<KernelSource> emitNormReduce(const NormSpec &s, bool overChannels, bool mean) {
+llvm::Expected<KernelSource> emitNormReduce(const NormSpec &s, bool overChannels, bool mean,
+                                            bool normalised) {
   if (llvm::Error err = check(s))
     return err;
-  if (!s.post.isIdentity())
-    return makeError(s.kernelName +
-                     ": a reduction of a norm from its statistics needs the norm output as is");
   int64_t threads = std::min<int64_t>(256, (s.C + 31) / 32 * 32);
   PrologueWriter w(s.kernelName, "norm_reduce.cuh");
   commonConstants(w, s, threads);
   w.constantBool("kOverChannels", overChannels);
   w.constantBool("kMean", mean);
+  w.constantBool("kNormalised", normalised);
+  w.code("namespace cfg {");
+  w.flatFunctor("Post", s.post);
+  w.code("} // namespace cfg");
   KernelSource k;
   k.name = s.kernelName;
   k.templateName = "norm_reduce.cuh";
   k.source = w.finish();
   k.launch.grid = {unsigned(s.N), 1, 1};
   k.launch.block = {unsigned(threads), 1, 1};
-  k.tileConfig = std::string("one block per n, ") + (overChannels ? "over C and L" : "over L");
+  k.tileConfig = std::string("one block per n, ") + (overChannels ? "over C and L" : "over L") +
+                 (normalised ? ", normalised" : "");
   k.flops = 6.0 * s.N * s.C;
-  k.bytes = 16.0 * s.N * s.C + (s.affine ? 8.0 * s.C : 0) + 4.0 * (overChannels ? s.N : s.N * s.C);
+  k.bytes = 16.0 * s.N * s.C + (normalised && s.affine ? 8.0 * s.C : 0) +
+            4.0 * (overChannels ? s.N : s.N * s.C);
   k.workspace.push_back(statsInput(s));
   return k;
 }

@@ -8,7 +8,8 @@
 //   - emitNormScaleShift: the per-(n, c) affine map {scale, shift} for anchors that recompute
 //     their output and normalise it in their own epilogue;
 //   - emitNormReduce: the mean or sum of the normalised tensor over its spatial dims (and
-//     over C), from the statistics alone: the normalised tensor is never formed.
+//     over C), from the statistics alone: the normalised tensor is never formed; or the same
+//     of an anchor's own output, whose plane sums its epilogue gathered.
 // Instance norm is group norm with groups = C. Group moments come from the double sums:
 // mean = S / cnt, var = Q / cnt - mean^2 (biased), rstd = 1 / sqrt(var + eps).
 //
@@ -35,7 +36,7 @@ struct NormSpec {
   bool affine = true; ///< gamma in slot 6, beta in slot 7 (float[C] each)
   /// Applied to each normalised element, in the anchor-epilogue form of Emit.h:
   /// v, n, c and s = the flat index within the (n, c) plane. Must be the identity for
-  /// emitNormReduce and emitNormScaleShift.
+  /// emitNormScaleShift; emitNormReduce applies it to each output as a flat functor.
   FunctorBody post;
 };
 
@@ -49,9 +50,13 @@ llvm::Expected<KernelSource> emitNormApply(const NormSpec &s);
 /// normalised = v * scale + shift. One thread per (n, c).
 llvm::Expected<KernelSource> emitNormScaleShift(const NormSpec &s);
 
-/// The mean (or sum, when !mean) of the normalised tensor over its spatial dims, and over C
-/// too when overChannels, into slot 3: float[N * C], or float[N] when overChannels.
-/// Uses m[n,c] = gamma[c] * (S[n,c] / L - mean[n,g]) * rstd[n,g] + beta[c]. One block per n.
-llvm::Expected<KernelSource> emitNormReduce(const NormSpec &s, bool overChannels, bool mean);
+/// The mean (or sum, when !mean) over the spatial dims, and over C too when overChannels,
+/// into slot 3 (float[N * C], or float[N] when overChannels), then s.post as a flat functor
+/// at the output's index (its tensors from slot 8 on). normalised: of the normalised tensor,
+/// from m[n,c] = gamma[c] * (S[n,c] / L - mean[n,g]) * rstd[n,g] + beta[c]; otherwise of the
+/// values whose sums slot 4 holds (m[n,c] = S[n,c] / L; groups, eps and affine unused). One
+/// block per n.
+llvm::Expected<KernelSource> emitNormReduce(const NormSpec &s, bool overChannels, bool mean,
+                                            bool normalised);
 
 } // namespace sinter

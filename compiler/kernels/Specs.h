@@ -45,9 +45,10 @@ struct ConvPoolTail {
 };
 
 /// A softmax (or log_softmax) over the output channels that the convolution's kernel runs on
-/// its epilogue's values (conv_direct only, one group, all channels in one thread), followed
-/// by `post`, the chain after it (anchor-epilogue form). With a pool tail too, the pool takes
-/// the result.
+/// its epilogue's values (one group: conv_direct with all channels in one thread, or
+/// conv_igemm's wgmma input-box engine with all channels in one tile column), followed by
+/// `post`, the chain after it (anchor-epilogue form). With a pool tail too (conv_direct
+/// only), the pool takes the result.
 struct ConvChannelSoftmax {
   bool log = false;
   FunctorBody post;

@@ -50,6 +50,8 @@ TEST(Fusion, TwoConsumersEndTheEpilogue) {
                        "conv conv+epilogue+pool+epilogue: epilogue stops at %r has 2 "
                        "consumers\n"
                        "conv conv+epilogue+creduce+epilogue: epilogue stops at %r has 2 "
+                       "consumers\n"
+                       "conv conv+epilogue+sreduce+epilogue: epilogue stops at %r has 2 "
                        "consumers\n");
 }
 
@@ -73,7 +75,8 @@ TEST(Fusion, BroadcastThatWouldGrowTheChainIsNotFused) {
                        "linear conv+epilogue+softmax+epilogue: the anchor is not a "
                        "convolution\n"
                        "linear conv+epilogue+pool+epilogue: the anchor is not a convolution\n"
-                       "linear conv+epilogue+creduce+epilogue: the anchor is not a convolution\n");
+                       "linear conv+epilogue+creduce+epilogue: the anchor is not a convolution\n"
+                       "linear conv+epilogue+sreduce+epilogue: the anchor is not a convolution\n");
 }
 
 TEST(Fusion, MatmulOfTwoMatricesTakesTheRowNormTailWithAMean) {
@@ -319,6 +322,60 @@ TEST(Fusion, AConvTakesAReductionOverItsChannelsWhenItsKernelRunsIt) {
                              "channels (dim 1) alone"),
             std::string::npos)
       << why(hw, fh);
+}
+
+TEST(Fusion, AConvTakesASumOrMeanOverWholePlanes) {
+  // Every spatial dim, keepdim or not, then a chain on the [N, C] result.
+  Graph g = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                     "%r = hardsigmoid(%y) %m = mean(%r) {dims = [-1, 2], keepdim = true} %o = "
+                     "tanh(%m) return %o }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "conv+epilogue+sreduce+epilogue[ conv hardsigmoid mean tanh ] ");
+  ASSERT_EQ(f.groups.size(), 1u);
+  EXPECT_EQ(f.groups[0].tail, TailKind::PlaneReduce);
+  EXPECT_EQ(f.groups[0].reduceEpilogue.size(), 1u);
+  // The channels too.
+  Graph all = parseOne("graph g(%x: f32[2,3,5,9,9], %w: param f32[3,8,3,3,3]) { %y = "
+                       "conv_transpose(%x, %w) %m = sum(%y) {dims = [1, 2, 3, 4]} return %m }");
+  EXPECT_EQ(patterns(all, fuse(all)), "conv+epilogue+sreduce+epilogue[ conv_transpose sum ] ");
+  // Part of a plane, or a max, needs per-position values: the reduction keeps its kernel.
+  Graph part = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                        "%m = sum(%y) {dims = [2]} return %m }");
+  FusionResult fp = fuse(part);
+  EXPECT_EQ(patterns(part, fp), "anchor+epilogue[ conv ] reduction+epilogue[ sum ] ");
+  EXPECT_NE(why(part, fp).find("conv+epilogue+sreduce+epilogue: sum does not reduce every "
+                               "spatial dim (and optionally C)"),
+            std::string::npos)
+      << why(part, fp);
+  Graph max = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                       "%m = max(%y) {dims = [2, 3]} return %m }");
+  EXPECT_NE(why(max, fuse(max))
+                .find("conv+epilogue+sreduce+epilogue: epilogue stops at max is "
+                      "not elementwise; max is not sum or mean"),
+            std::string::npos)
+      << why(max, fuse(max));
+}
+
+TEST(Fusion, ANormWhoseChainEndsInAReductionLeavesTheConvAndTakesTheReduction) {
+  // conv -> instance_norm -> leaky_relu -> max over the planes: the conv stores y and gathers
+  // its statistics; the norm normalises as the reduction reads y.
+  Graph g = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                     "%n = instance_norm(%y) %a = leaky_relu(%n) %m = max(%a) {dims = [2, 3]} "
+                     "return %m }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f),
+            "anchor+epilogue[ conv ] norm+epilogue+reduce[ instance_norm leaky_relu max ] ");
+  ASSERT_EQ(f.groups.size(), 2u);
+  EXPECT_TRUE(f.groups[0].gatherStats);
+  EXPECT_NE(why(g, f).find("conv conv+epilogue+norm+epilogue: the norm's chain flows into max"),
+            std::string::npos)
+      << why(g, f);
+  // A mean of the normalised planes themselves stays the statistics-only tail, now with a
+  // chain after it.
+  Graph s1 = parseOne("graph g(%x: f32[2,3,9,9], %w: param f32[8,3,3,3]) { %y = conv(%x, %w) "
+                      "%n = group_norm(%y) {groups = 2} %m = mean(%n) {dims = [2, 3]} %o = "
+                      "exp(%m) return %o }");
+  EXPECT_EQ(patterns(s1, fuse(s1)), "conv+epilogue+norm+reduce[ conv group_norm mean exp ] ");
 }
 
 TEST(Fusion, ThePlannerRunsAChannelReductionOnTheWgmmaEngineOrConvDirect) {

@@ -160,6 +160,63 @@ const PatternCase kPatternCases[] = {
     {"instancenorm_mean_spatial", "norm+epilogue+reduce", 3,
      "graph g(%x: f32[2,6,4,5,3]) { %n = instance_norm(%x) %e = exp(%n) %o = mean(%e) {dims = "
      "[2, 3, 4]} return %o }"},
+    // A sum or mean over every spatial dim (and optionally C) after a convolution: its
+    // epilogue adds up each (n, c) plane (no y stored), then norm_reduce.cuh turns the sums
+    // into the output and runs the chain after the reduction. On conv_direct (a chain reading
+    // a per-channel tensor), mma.sync (strided, keepdim), the input-box engine, conv_mma
+    // (groups of 8 channels, over C too), conv_shift (128 -> 128) and a strided transposed 3-D
+    // convolution by output phase.
+    {"conv_direct_relu_sum_hw_add_tanh", "conv+epilogue+sreduce+epilogue", 2,
+     "graph g(%x: f32[2,3,11,13], %w: param f32[8,3,3,3], %b: param f32[8], %t: param f32[8]) "
+     "{ %y = conv(%x, %w, %b) %r = relu(%y) %s = sum(%r) {dims = [2, 3]} %a = add(%s, %t) %o = "
+     "tanh(%a) return %o }"},
+    {"conv_s2_hardsigmoid_mean_keepdim_mul", "conv+epilogue+sreduce+epilogue", 2,
+     "graph g(%x: f32[2,16,19,21], %w: param f32[32,16,3,3], %b: param f32[32], %t: param "
+     "f32[32,1,1]) { %y = conv(%x, %w, %b) {stride = 2, padding = 1} %h = hardsigmoid(%y) %m = "
+     "mean(%h) {dims = [-1, -2], keepdim = true} %o = mul(%m, %t) return %o }"},
+    {"conv_wgmma_gelu_mean_hw", "conv+epilogue+sreduce+epilogue", 3,
+     "graph g(%x: f32[3,16,20,24], %w: param f32[64,16,3,3], %b: param f32[64]) { %y = conv(%x, "
+     "%w, %b) {padding = 1} %g = gelu(%y) %m = mean(%g) {dims = [2, 3]} return %m }"},
+    {"convT_grouped_tanh_sum_all", "conv+epilogue+sreduce+epilogue", 2,
+     "graph g(%x: f32[2,32,17,15], %w: param f32[32,8,3,3], %b: param f32[32]) { %y = "
+     "conv_transpose(%x, %w, %b) {groups = 4} %t = tanh(%y) %s = sum(%t) {dims = [1, 2, 3]} "
+     "return %s }"},
+    {"conv_shift_wide_mean_relu", "conv+epilogue+sreduce+epilogue", 4,
+     "graph g(%x: f32[2,128,20,24], %w: param f32[128,128,3,3], %b: param f32[128]) { %y = "
+     "conv(%x, %w, %b) %m = mean(%y) {dims = [2, 3]} %o = relu(%m) return %o }"},
+    {"convT3d_s2_relu_mean_dhw", "conv+epilogue+sreduce+epilogue", 10,
+     "graph g(%x: f32[2,32,5,6,7], %w: param f32[32,32,3,3,3], %b: param f32[32]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, padding = 1} %r = relu(%y) %m = mean(%r) {dims = "
+     "[2, 3, 4]} return %m }"},
+    // A norm whose chain ends in a reduction over the planes leaves the convolution (which
+    // gathers its statistics as it stores y) and normalises as the reduction reads y; the
+    // statistics-only tail of a mean of the normalised planes takes a chain after it.
+    {"conv_instancenorm_lrelu_max_hw", "norm+epilogue+reduce", 3,
+     "graph g(%x: f32[2,5,14,15], %w: param f32[12,5,4,4]) { %y = conv(%x, %w) {stride = 2, "
+     "padding = 1} %n = instance_norm(%y) %a = leaky_relu(%n) {negative_slope = 0.2} %m = "
+     "max(%a) {dims = [2, 3]} return %m }"},
+    {"conv3d_groupnorm_mean_exp", "conv+epilogue+norm+reduce", 2,
+     "graph g(%x: f32[3,3,9,10,11], %w: param f32[12,3,3,3,3], %b: param f32[12], %ga: param "
+     "f32[12], %be: param f32[12]) { %y = conv(%x, %w, %b) %n = group_norm(%y, %ga, %be) "
+     "{groups = 4} %m = mean(%n) {dims = [2, 3, 4], keepdim = true} %o = exp(%m) return %o }"},
+    // A softmax over the channels in the wgmma input-box engine's epilogue (every channel in
+    // one tile column): a chain reading a per-channel tensor, a 1-D log_softmax on rows of 1000
+    // (one-row tiles, the last of each row partial), and a stride-2 transposed 3-D convolution
+    // by output phase. A 1-D convolution on one-row tiles with statistics (group norm).
+    {"conv_wgmma_softmax_c_mul", "conv+epilogue+softmax+epilogue", 2,
+     "graph g(%x: f32[2,16,19,23], %w: param f32[48,16,3,3], %b: param f32[48], %t: param "
+     "f32[48,1,1]) { %y = conv(%x, %w, %b) {padding = 1} %r = relu(%y) %s = softmax(%r) {dim = "
+     "1} %o = mul(%s, %t) return %o }"},
+    {"conv1d_rows_log_softmax_tanh", "conv+epilogue+softmax+epilogue", 2,
+     "graph g(%x: f32[3,16,1000], %w: param f32[32,16,7], %b: param f32[32]) { %y = conv(%x, %w, "
+     "%b) {padding = 3} %s = log_softmax(%y) {dim = -2} %o = tanh(%s) return %o }"},
+    {"convT3d_s2_wgmma_softmax_c", "conv+epilogue+softmax+epilogue", 9,
+     "graph g(%x: f32[2,32,5,6,7], %w: param f32[32,32,3,3,3], %b: param f32[32]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, padding = 1} %s = softmax(%y) {dim = 1} return %s }"},
+    {"conv1d_rows_groupnorm", "conv+epilogue+norm+epilogue", 3,
+     "graph g(%x: f32[2,16,1500], %w: param f32[64,16,5], %b: param f32[64], %ga: param f32[64], "
+     "%be: param f32[64]) { %y = conv(%x, %w, %b) {padding = 2} %n = group_norm(%y, %ga, %be) "
+     "{groups = 8} return %n }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},

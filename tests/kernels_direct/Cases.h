@@ -353,7 +353,7 @@ inline std::vector<MmaVariant> mmaVariants() {
 struct NormCase {
   enum class Kind { Apply, ScaleShift, Reduce } kind;
   NormSpec spec;
-  bool overChannels = false, mean = true;
+  bool overChannels = false, mean = true, normalised = true;
   std::string postTag = "identity";
 };
 
@@ -385,6 +385,15 @@ inline std::vector<NormCase> normCases() {
   // Without affine parameters an instance norm's spatial mean is 0: use groups of 4 channels.
   NormCase r3{K::Reduce, norm("gn_mean_spatial_noaffine", 2, 40, 33, 10, false)};
   cs.push_back(r3);
+  // The plain plane means and sums a convolution's epilogue gathered, then a chain.
+  NormCase r4{K::Reduce, norm("plane_mean_relu", 3, 70, 45, 70, false)};
+  r4.normalised = false;
+  r4.spec.post.code = kRelu;
+  r4.postTag = "relu";
+  cs.push_back(r4);
+  NormCase r5{K::Reduce, norm("plane_sum_over_channels", 4, 300, 17, 300, false)};
+  r5.normalised = false, r5.overChannels = true, r5.mean = false;
+  cs.push_back(r5);
   return cs;
 }
 

@@ -653,10 +653,11 @@ TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
 
 TEST(Norm, EveryCaseCompilesForHopperAndAmpere) {
   for (const NormCase &c : normCases()) {
-    llvm::Expected<KernelSource> e = c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
-                                     : c.kind == NormCase::Kind::ScaleShift
-                                         ? emitNormScaleShift(c.spec)
-                                         : emitNormReduce(c.spec, c.overChannels, c.mean);
+    llvm::Expected<KernelSource> e =
+        c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
+        : c.kind == NormCase::Kind::ScaleShift
+            ? emitNormScaleShift(c.spec)
+            : emitNormReduce(c.spec, c.overChannels, c.mean, c.normalised);
     KernelSource k = emitOrFail(std::move(e));
     ASSERT_FALSE(k.source.empty()) << c.spec.kernelName;
     for (const char *arch : {"sm_90a", "sm_80"}) {
@@ -682,8 +683,9 @@ TEST(Norm, RejectsBadSpecs) {
             "gn: groups=5 does not divide C=12");
   NormSpec s = norm("red", 1, 12, 10, 4, true);
   s.post.code = kRelu;
-  EXPECT_EQ(errorOf(emitNormReduce(s, true, true)),
-            "red: a reduction of a norm from its statistics needs the norm output as is");
+  s.groups = 5;
+  EXPECT_EQ(errorOf(emitNormReduce(s, true, true, true)), "red: groups=5 does not divide C=12");
+  s.groups = 4;
   s.kernelName = "ss";
   EXPECT_EQ(errorOf(emitNormScaleShift(s)), "ss: norm scale/shift takes no post-norm ops");
 }

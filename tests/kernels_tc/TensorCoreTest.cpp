@@ -448,6 +448,77 @@ TEST(Gemm, WideNormGroupsGetWholeWarps) {
   EXPECT_EQ(nvrtcCompile(k->source, "sm_90a"), "");
 }
 
+// A softmax or log_softmax over the channels runs in the input-box engine's epilogue too: a
+// 64-wide tile (two blocks an SM), a 128-wide one, a 3-D box and a 1-D row of 1000 (tiles
+// in one row, the last partial), each compiled for sm_90a without spills or serialised
+// wgmmas; what the engine cannot hold is refused.
+TEST(ConvIgemm, ChannelSoftmaxCompilesOnTheInputBoxEngine) {
+  auto spec = [](ConvSpec s, bool log) {
+    s.wgmma = true;
+    s.hasBias = true;
+    s.epilogue = functor("relu");
+    s.softmax = ConvChannelSoftmax{log, functor("affine")};
+    return s;
+  };
+  const ConvSpec shapes[] = {convSpec("sm_2d_64", false, 2, 3, 16, 48, 1, {1, 21, 23}, {1, 3, 3},
+                                      {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                             convSpec("sm_1d_128", false, 1, 3, 32, 128, 1, {1, 1, 40}, {1, 1, 5},
+                                      {1, 1, 1}, {0, 0, 2}, {1, 1, 1}, MathMode::Tf32),
+                             convSpec("sm_3d_32", false, 3, 2, 16, 32, 1, {7, 9, 10}, {3, 3, 3},
+                                      {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                             convSpec("sm_1d_long", false, 1, 2, 16, 32, 1, {1, 1, 1000}, {1, 1, 7},
+                                      {1, 1, 1}, {0, 0, 3}, {1, 1, 1}, MathMode::Tf32)};
+  for (const ConvSpec &shape : shapes)
+    for (bool log : {false, true}) {
+      ConvSpec s = spec(shape, log);
+      std::string why;
+      ASSERT_TRUE(convIgemmRunsChannelTail(s, &why)) << s.kernelName << ": " << why;
+      auto ks = emitConvIgemm(s);
+      ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+      const KernelSource &k = ks->back();
+      EXPECT_NE(k.source.find(std::string("constexpr int kSoftmax = ") + (log ? "2;" : "1;")),
+                std::string::npos);
+      EXPECT_NE(k.tileConfig.find(log ? "then a log_softmax over the channels"
+                                      : "then a softmax over the channels"),
+                std::string::npos)
+          << k.tileConfig;
+      int registers = 0;
+      EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true, &registers), "")
+          << s.kernelName << (log ? " log_softmax" : " softmax");
+    }
+  // The 1-D row of 1000 takes one-row tiles, eight a row (the last of 104 positions), and a
+  // box of 128 + 6 columns instead of the whole row.
+  auto ks = emitConvIgemm(spec(shapes[3], false));
+  ASSERT_TRUE(bool(ks));
+  EXPECT_NE(ks->back().source.find("constexpr bool kRowTiles = true;"), std::string::npos);
+  EXPECT_NE(ks->back().tileConfig.find("input box 1x1x136"), std::string::npos)
+      << ks->back().tileConfig;
+  EXPECT_EQ(ks->back().launch.grid[0], 2u * 8u);
+  // Refused: two groups, more channels than a tile holds, statistics, a pool beside it.
+  ConvSpec grouped = spec(convSpec("sm_g2", false, 2, 3, 16, 64, 2, {1, 21, 23}, {1, 3, 3},
+                                   {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                          false);
+  std::string why;
+  EXPECT_FALSE(convIgemmRunsChannelTail(grouped, &why));
+  EXPECT_EQ(why, "the softmax spans the convolution's groups");
+  EXPECT_FALSE(bool(emitConvIgemm(grouped)));
+  ConvSpec wide = spec(convSpec("sm_192", false, 2, 3, 16, 192, 1, {1, 21, 23}, {1, 3, 3},
+                                {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                       true);
+  EXPECT_FALSE(convIgemmRunsChannelTail(wide, &why));
+  EXPECT_EQ(why, "192 channels span more than one 128-channel tile");
+  auto refused = emitConvIgemm(wide);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("takes a softmax over the channels only on"),
+            std::string::npos);
+  ConvSpec stats = spec(shapes[0], false);
+  stats.accumulateStats = true;
+  EXPECT_FALSE(bool(emitConvIgemm(stats)));
+  ConvSpec pooled = spec(shapes[0], false);
+  pooled.pool = ConvPoolTail();
+  EXPECT_FALSE(bool(emitConvIgemm(pooled)));
+}
+
 // A reduction over the channels runs in the input-box engine's epilogue: every kind on a
 // 64-wide tile (two blocks an SM), a 128-wide one and a 3-D box, each compiled for sm_90a
 // without spills or serialised wgmmas; what the engine cannot hold is refused.
@@ -470,7 +541,7 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
     for (Kind kind : {Kind::Sum, Kind::Mean, Kind::Max, Kind::Min, Kind::LogSumExp}) {
       ConvSpec s = spec(shape, kind);
       std::string why;
-      ASSERT_TRUE(convIgemmReducesChannels(s, &why)) << s.kernelName << ": " << why;
+      ASSERT_TRUE(convIgemmRunsChannelTail(s, &why)) << s.kernelName << ": " << why;
       auto ks = emitConvIgemm(s);
       ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
       const KernelSource &k = ks->back();
@@ -490,13 +561,13 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
                                    {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                           Kind::Max);
   std::string why;
-  EXPECT_FALSE(convIgemmReducesChannels(grouped, &why));
+  EXPECT_FALSE(convIgemmRunsChannelTail(grouped, &why));
   EXPECT_EQ(why, "the reduction spans the convolution's groups");
   EXPECT_FALSE(bool(emitConvIgemm(grouped)));
   ConvSpec wide = spec(convSpec("cr_192", false, 2, 3, 16, 192, 1, {1, 21, 23}, {1, 3, 3},
                                 {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                        Kind::Sum);
-  EXPECT_FALSE(convIgemmReducesChannels(wide, &why));
+  EXPECT_FALSE(convIgemmRunsChannelTail(wide, &why));
   EXPECT_EQ(why, "192 channels span more than one 128-channel tile");
   auto refused = emitConvIgemm(wide);
   ASSERT_FALSE(bool(refused));
@@ -504,7 +575,7 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
             std::string::npos);
   ConvSpec sm80 = spec(shapes[0], Kind::Min);
   sm80.wgmma = false;
-  EXPECT_FALSE(convIgemmReducesChannels(sm80, &why));
+  EXPECT_FALSE(convIgemmRunsChannelTail(sm80, &why));
   EXPECT_FALSE(bool(emitConvIgemm(sm80)));
   ConvSpec stats = spec(shapes[0], Kind::Min);
   stats.accumulateStats = true;

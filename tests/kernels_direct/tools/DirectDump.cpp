@@ -135,10 +135,11 @@ int main(int argc, char **argv) {
     }
   }
   for (const NormCase &c : normCases()) {
-    llvm::Expected<KernelSource> k = c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
-                                     : c.kind == NormCase::Kind::ScaleShift
-                                         ? emitNormScaleShift(c.spec)
-                                         : emitNormReduce(c.spec, c.overChannels, c.mean);
+    llvm::Expected<KernelSource> k =
+        c.kind == NormCase::Kind::Apply ? emitNormApply(c.spec)
+        : c.kind == NormCase::Kind::ScaleShift
+            ? emitNormScaleShift(c.spec)
+            : emitNormReduce(c.spec, c.overChannels, c.mean, c.normalised);
     if (!k) {
       std::cerr << llvm::toString(k.takeError()) << "\n";
       return 2;
@@ -150,7 +151,7 @@ int main(int argc, char **argv) {
                                                        : "norm_reduce";
     j["N"] = s.N, j["C"] = s.C, j["L"] = s.L, j["groups"] = s.groups, j["eps"] = s.eps;
     j["affine"] = s.affine, j["post"] = c.postTag;
-    j["over_channels"] = c.overChannels, j["mean"] = c.mean;
+    j["over_channels"] = c.overChannels, j["mean"] = c.mean, j["normalised"] = c.normalised;
     if (!writeFile(dir + "/" + k->name + ".cu", k->source))
       return 2;
     out.push_back(j);
