@@ -1,6 +1,7 @@
 //===- compiler/Canonicalize.cpp - normalising a graph before fusion ---------------===//
 #include "compiler/Canonicalize.h"
 
+#include "compiler/FoldReduce.h"
 #include "compiler/Recompose.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -155,6 +156,9 @@ bool canonicalize(Graph &g) {
     changed = true;
     recompose(g);
   }
+  // Sums over a linear layer's features: products with the weight's feature sum.
+  if (foldFeatureReductions(g))
+    changed = true;
   return removeDead(g) || changed;
 }
 

@@ -1063,6 +1063,18 @@ def _(g, s):
     g.ret(g.op("o", "mean", a, dims=[2, 3, 4]))
 
 
+@corpus("gemm_div_sum_scale")
+def _(g, s):
+    m, k, n = s(16384, 64), s(4096, 96), s(4096, 80)
+    g.doc = (f"x @ W.T for W[{n},{k}] (no bias) -> / 2 -> sum over features (keepdim) -> * 1.5")
+    x = g.input("x", [m, k])
+    w = g.weight("w", [n, k], k)
+    y = g.op("y", "linear", x, w)
+    d = g.op("d", "div", y, 2.0)
+    t = g.op("t", "sum", d, dims=[1], keepdim=True)
+    g.ret(g.op("o", "mul", t, 1.5))
+
+
 # ----------------------------------------------------------------------------------------
 # Torch side (imported lazily: only the GPU benchmark needs it)
 

@@ -217,6 +217,27 @@ const PatternCase kPatternCases[] = {
      "graph g(%x: f32[2,16,1500], %w: param f32[64,16,5], %b: param f32[64], %ga: param f32[64], "
      "%be: param f32[64]) { %y = conv(%x, %w, %b) {padding = 2} %n = group_norm(%y, %ga, %be) "
      "{groups = 8} return %n }"},
+    // A sum or mean over a product's features after per-feature affine ops becomes a product
+    // with the weight's feature sum (canonicalize, compiler/FoldReduce.h; at sizes where the
+    // model says it pays, about 2e9 multiply-adds): a linear layer with a
+    // per-feature subtraction and a kept dim (the feature sum, the bias's sum, the [M, 1]
+    // product, then the logsumexp), and a batched matmul by a [K, N] matrix with tensors and
+    // numbers on both sides, its dim dropped (a vector product).
+    {"linear_sub_mean_folded", "anchor+epilogue", 5,
+     "graph g(%x: f32[2048,1000], %w: param f32[1030,1000], %b: param f32[1030], %s: param "
+     "f32[1030]) { %y = linear(%x, %w, %b) %d = sub(%y, %s) %m = mean(%d) {dims = [1], keepdim = "
+     "true} %l = logsumexp(%m) {dims = [1], keepdim = true} return %l }"},
+    {"matmul_affine_sum_folded", "anchor+epilogue", 8,
+     "graph g(%a: f32[4,500,1030], %b: f32[1030,1040], %s: param f32[1040], %t: param "
+     "f32[1,1040]) { %y = matmul(%a, %b) %p = mul(%s, %y) %q = add(%p, 1.5) %r = div(%q, %t) %n "
+     "= neg(%r) %o = sum(%n) {dims = [-1]} return %o }"},
+    // The same for a transposed convolution without padding and a mean over its planes:
+    // the input's plane sums times the weight's tap sums (a [N, Cin] x [Cin, Cout] product).
+    {"convT_gap_bias_lse_folded", "anchor+epilogue", 6,
+     "graph g(%x: f32[8,64,64,64], %w: param f32[64,128,3,3], %b: param f32[128], %c: param "
+     "f32[128,1,1]) { %y = conv_transpose(%x, %w, %b) %m = mean(%y) {dims = [2, 3], keepdim = "
+     "true} %a = add(%m, %c) %l = logsumexp(%a) {dims = [1], keepdim = true} %t = sum(%l) {dims "
+     "= [2, 3]} %o = mul(%t, 10.0) return %o }"},
     {"standalone_groupnorm_epilogue", "norm+epilogue", 2,
      "graph g(%x: f32[2,8,5,7], %ga: param f32[8], %be: param f32[8]) { %e = exp(%x) %n = "
      "group_norm(%e, %ga, %be) {groups = 2} %o = tanh(%n) return %o }"},
