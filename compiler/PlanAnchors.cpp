@@ -520,6 +520,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     spec.kernelName = b.kernelName(gi, "sums");
     spec.storeOutput = false;
     spec.accumulateStats = true;
+    spec.sumsOnly = true;
     std::map<int, int> slots = convSlots(b, anchor, extra);
     slots[4] = sums;
     if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + plane sums", slots))

@@ -42,7 +42,8 @@
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
-// kAccumulateStats, kCReduce, kSoftmax, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks
+// kAccumulateStats, kStatsSquares (the sums of squares too; else left at zero), kCReduce,
+// kSoftmax, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks
 // (resident blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow
 // (floats from one output channel's row to the next), kBBase (where this kernel's rows start);
 // kEngine and engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes
@@ -612,10 +613,12 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
           if constexpr (cfg::kAccumulateStats) {
             if (oneImage) {
               colSum += v;
-              colSq += v * v;
+              if constexpr (cfg::kStatsSquares)
+                colSq += v * v;
             } else {
               atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 0], (double)v);
-              atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], (double)v * v);
+              if constexpr (cfg::kStatsSquares)
+                atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], (double)v * v);
             }
           }
         }
@@ -629,7 +632,8 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
 #pragma unroll
           for (int o = 4; o < 32; o <<= 1) {
             s += __shfl_xor_sync(0xffffffffu, s, o);
-            q += __shfl_xor_sync(0xffffffffu, q, o);
+            if constexpr (cfg::kStatsSquares)
+              q += __shfl_xor_sync(0xffffffffu, q, o);
           }
           if (g == 0) {
             const int col = wn + ni * 8 + 2 * t + j;
@@ -660,7 +664,8 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
       }
       const int c = grp * kCoutG + cl;
       atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 0], s);
-      atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], q);
+      if constexpr (cfg::kStatsSquares)
+        atomicAdd(&stats[((i64)nb * cfg::kCout + c) * 2 + 1], q);
     }
   }
 }

@@ -244,6 +244,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constantBool("kHasBias", s.hasBias);
   w.constantBool("kStoreOutput", s.storeOutput);
   w.constantBool("kAccumulateStats", s.accumulateStats);
+  w.constantBool("kStatsSquares", s.accumulateStats && !s.sumsOnly);
   w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
   w.constant("kSoftmax", !s.softmax ? 0 : s.softmax->log ? 2 : 1);
   w.constant("kBM", tile.bm);

@@ -92,6 +92,9 @@ struct ConvSpec {
   /// Accumulate, per (n, c), the sum and the sum of squares of the epilogue's output into
   /// slot 4: double[N * Cout * 2], zeroed by the planner before the launch.
   bool accumulateStats = false;
+  /// With accumulateStats: the sums alone are wanted (a reduction over the planes), so a
+  /// kernel may leave the sums of squares at zero (conv_igemm does; the others gather both).
+  bool sumsOnly = false;
   /// A group norm the kernel finishes itself (conv_mma only): y is normalised in place once
   /// each (n, conv group) is complete. Needs storeOutput and accumulateStats; its groups must
   /// lie within the convolution's. See ConvNormTail.
