@@ -7,7 +7,10 @@
 //   out = s * aC * (x . sum_n aV_n W[n, :]) + s * sum_n bV_n + s * N * bC,
 // written as ops placed where the reduction was: the weighted weight and its feature sum, the
 // [.., 1] product (the linear layer keeps the bias on its epilogue), the constant, and a
-// reshape where the reduction dropped its dim.
+// reshape where the reduction dropped its dim. For a transposed convolution without padding
+// the feature is the channel (dim 1), the reduction runs over the L positions of each plane,
+// and x . sum_n aV_n W[n, :] becomes (the input's plane sums) x (the weight's tap sums, each
+// output channel's scaled by aV), an [N, Cin] x [Cin, Cout] product (finishPlanes).
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/FoldReduce.h"
