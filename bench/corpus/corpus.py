@@ -1075,6 +1075,28 @@ def _(g, s):
     g.ret(g.op("o", "mul", t, 1.5))
 
 
+@corpus("gemm_sigmoid_sum_lse")
+def _(g, s):
+    m, k, n = s(16384, 64), s(2048, 96), s(4096, 80)
+    g.doc = (f"Linear({k}->{n}) -> sigmoid -> sum over the features -> logsumexp over the batch")
+    x = g.input("x", [m, k])
+    y = linear(g, "y", x, n)
+    a = g.op("a", "sigmoid", y)
+    t = g.op("t", "sum", a, dims=[1])
+    g.ret(g.op("o", "logsumexp", t, dims=[0]))
+
+
+@corpus("gemm_gelu_max_tanh")
+def _(g, s):
+    m, k, n = s(8192, 48), s(4096, 64), s(4096, 72)
+    g.doc = f"Linear({k}->{n}) -> GELU -> max over the features (keepdim) -> tanh"
+    x = g.input("x", [m, k])
+    y = linear(g, "y", x, n)
+    a = g.op("a", "gelu", y)
+    t = g.op("t", "max", a, dims=[1], keepdim=True)
+    g.ret(g.op("o", "tanh", t))
+
+
 # ----------------------------------------------------------------------------------------
 # Torch side (imported lazily: only the GPU benchmark needs it)
 
