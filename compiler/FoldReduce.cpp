@@ -55,14 +55,9 @@ private:
   int serial = 0;
 
   void count() {
-    uses.assign(g.values.size(), 0);
-    returned.assign(g.values.size(), false);
-    for (const Op &op : g.ops)
-      for (const Operand &o : op.operands)
-        if (!o.isScalar())
-          ++uses[o.value];
-    for (ValueId r : g.results)
-      returned[r] = true;
+    ValueUses u(g);
+    uses = std::move(u.uses);
+    returned = std::move(u.returned);
   }
 
   /// A value of shape `shape` defined by a new op placed at `at`.

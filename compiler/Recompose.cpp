@@ -31,14 +31,9 @@ private:
   std::vector<bool> returned;
 
   void recount() {
-    uses.assign(g.values.size(), 0);
-    returned.assign(g.values.size(), false);
-    for (const Op &op : g.ops)
-      for (const Operand &o : op.operands)
-        if (!o.isScalar())
-          ++uses[o.value];
-    for (ValueId r : g.results)
-      returned[r] = true;
+    ValueUses u(g);
+    uses = std::move(u.uses);
+    returned = std::move(u.returned);
   }
 
   /// The op defining `v` when it is of `kind` and `v` feeds only the formula (used once,

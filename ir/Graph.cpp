@@ -160,4 +160,14 @@ bool operator==(const Graph &a, const Graph &b) {
   return true;
 }
 
+ValueUses::ValueUses(const Graph &graph)
+    : uses(graph.values.size(), 0), returned(graph.values.size(), false) {
+  for (const Op &op : graph.ops)
+    for (const Operand &o : op.operands)
+      if (!o.isScalar())
+        ++uses[o.value];
+  for (ValueId r : graph.results)
+    returned[r] = true;
+}
+
 } // namespace sinter

@@ -132,6 +132,14 @@ struct Graph {
   std::string locStr(const Op &op) const;
 };
 
+/// Per value (indexed by ValueId): how many operands of ops use it (an op using it twice
+/// counts twice) and whether the graph returns it. What rewrites ask before absorbing a value.
+struct ValueUses {
+  std::vector<int> uses;
+  std::vector<bool> returned;
+  explicit ValueUses(const Graph &graph);
+};
+
 /// The origins of `ops` (indices into graph.ops), each once, in graph order, joined with
 /// " + ": what an op re-formed from several records as its own origin.
 std::string joinOrigins(const Graph &graph, llvm::ArrayRef<int> ops);
