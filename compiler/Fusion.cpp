@@ -321,15 +321,25 @@ bool runsTail(const Context &ctx, const Op &anchor, const ConvTailOps &tail, std
   return ctx.options.anchorRunsTail(ctx.graph, anchor, tail, why);
 }
 
+/// Whether dim `d` (possibly negative) of a rank-`rank` [N, C, ...] tensor is C.
+bool isChannelDim(int64_t d, int64_t rank) { return d == 1 || d == 1 - rank; }
+
+/// Where a conv tail pattern's tail starts: the end of the anchor's epilogue, that value's
+/// single free consumer, and why the epilogue stopped there.
+struct TailStart {
+  ValueId end = -1;
+  int consumer = -1;
+  std::string stop;
+};
+
 /// The part the conv tail patterns share: a conv anchor, its epilogue (into g.epilogue) and
-/// the single free consumer of the epilogue's end; `stop` is why the epilogue ended.
-MatchResult convEpilogueConsumer(const Context &ctx, int root, FusionGroup &g, ValueId &end,
-                                 int &consumer, std::string &stop) {
+/// where its tail starts.
+MatchResult convTailStart(const Context &ctx, int root, FusionGroup &g, TailStart &t) {
   if (!isConvAnchor(ctx.op(root).kind))
     return std::string("the anchor is not a convolution");
-  end = followChain(ctx, ctx.op(root).result, g.epilogue, stop);
-  if (ctx.singleFreeConsumer(end, consumer))
-    return "epilogue stops at " + stop;
+  t.end = followChain(ctx, ctx.op(root).result, g.epilogue, t.stop);
+  if (ctx.singleFreeConsumer(t.end, t.consumer))
+    return "epilogue stops at " + t.stop;
   return std::nullopt;
 }
 
@@ -338,49 +348,45 @@ MatchResult convEpilogueConsumer(const Context &ctx, int root, FusionGroup &g, V
 /// can run the pool on its epilogue's values (conv_direct): y never reaches memory.
 MatchResult matchPool(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  ValueId end = -1;
-  int consumer = -1;
-  std::string stop;
-  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+  TailStart t;
+  if (MatchResult why = convTailStart(ctx, root, g, t))
     return why;
   std::string why;
-  int pool = poolConsumer(ctx, end, why);
+  int pool = poolConsumer(ctx, t.end, why);
   if (pool < 0)
-    return why.empty() ? "epilogue stops at " + stop + "; " + ctx.op(consumer).name().str() +
+    return why.empty() ? "epilogue stops at " + t.stop + "; " + ctx.op(t.consumer).name().str() +
                              " is not a pool"
                        : why;
   if (!runsTail(ctx, anchor, {nullptr, &ctx.op(pool), nullptr}, why))
     return why;
   g.pool = pool;
-  g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
+  g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, t.stop);
   return std::nullopt;
 }
 
 /// conv -> elementwise* -> softmax|log_softmax over the channels -> elementwise*, then
 /// optionally a pool as matchPool's: the planner's kernel for the conv holds every channel of
-/// a position (conv_direct, one group), so the softmax runs in its registers.
+/// a position (one group: conv_direct, or without the pool conv_igemm's wgmma engine), so the
+/// softmax runs in its registers.
 MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  ValueId end = -1;
-  int consumer = -1;
-  std::string stop;
-  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+  TailStart t;
+  if (MatchResult why = convTailStart(ctx, root, g, t))
     return why;
-  const Op &softmax = ctx.op(consumer);
+  const Op &softmax = ctx.op(t.consumer);
   if (softmax.kind != OpKind::Softmax && softmax.kind != OpKind::LogSoftmax)
-    return "epilogue stops at " + stop + "; " + softmax.name().str() + " is not a softmax";
-  int64_t dim = softmax.getInt("dim");
-  if (dim != 1 && dim != 1 - int64_t(ctx.graph.type(end).rank()))
+    return "epilogue stops at " + t.stop + "; " + softmax.name().str() + " is not a softmax";
+  if (!isChannelDim(softmax.getInt("dim"), ctx.graph.type(t.end).rank()))
     return softmax.name().str() + " is not over the channels (dim 1)";
-  g.softmax = consumer;
-  ValueId after = followChain(ctx, softmax.result, g.softmaxEpilogue, stop);
+  g.softmax = t.consumer;
+  ValueId after = followChain(ctx, softmax.result, g.softmaxEpilogue, t.stop);
   // The pool too, where its windows tile the output and the kernel can hold them.
   std::string why;
   int pool = poolConsumer(ctx, after, why);
   if (pool >= 0 && runsTail(ctx, anchor, {&softmax, &ctx.op(pool), nullptr}, why)) {
     g.pattern = "conv+epilogue+softmax+epilogue+pool+epilogue";
     g.pool = pool;
-    g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, stop);
+    g.output = followChain(ctx, ctx.op(pool).result, g.poolEpilogue, t.stop);
     return std::nullopt;
   }
   if (!runsTail(ctx, anchor, {&softmax, nullptr, nullptr}, why))
@@ -395,23 +401,20 @@ MatchResult matchSoftmax(const Context &ctx, int root, FusionGroup &g) {
 /// thread): y never reaches memory.
 MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
   const Op &anchor = ctx.op(root);
-  ValueId end = -1;
-  int consumer = -1;
-  std::string stop;
-  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+  TailStart t;
+  if (MatchResult why = convTailStart(ctx, root, g, t))
     return why;
-  const Op &red = ctx.op(consumer);
+  const Op &red = ctx.op(t.consumer);
   if (opInfo(red.kind).fusionClass != FusionClass::Reduction)
-    return "epilogue stops at " + stop + "; " + red.name().str() + " is not a reduction";
+    return "epilogue stops at " + t.stop + "; " + red.name().str() + " is not a reduction";
   IntList dims = red.getInts("dims");
-  const int64_t rank = int64_t(ctx.graph.type(end).rank());
-  if (dims.size() != 1 || (dims[0] != 1 && dims[0] != 1 - rank))
+  if (dims.size() != 1 || !isChannelDim(dims[0], ctx.graph.type(t.end).rank()))
     return red.name().str() + " does not reduce over the channels (dim 1) alone";
   std::string why;
   if (!runsTail(ctx, anchor, {nullptr, nullptr, &red}, why))
     return why;
-  g.reduce = consumer;
-  g.output = followChain(ctx, red.result, g.reduceEpilogue, stop);
+  g.reduce = t.consumer;
+  g.output = followChain(ctx, red.result, g.reduceEpilogue, t.stop);
   return std::nullopt;
 }
 
@@ -420,18 +423,16 @@ MatchResult matchChannelReduce(const Context &ctx, int root, FusionGroup &g) {
 /// statistics a norm tail gathers), so y never reaches memory and a small kernel finishes
 /// each output from its plane's sum.
 MatchResult matchPlaneReduce(const Context &ctx, int root, FusionGroup &g) {
-  ValueId end = -1;
-  int consumer = -1;
-  std::string stop;
-  if (MatchResult why = convEpilogueConsumer(ctx, root, g, end, consumer, stop))
+  TailStart t;
+  if (MatchResult why = convTailStart(ctx, root, g, t))
     return why;
-  const Op &red = ctx.op(consumer);
+  const Op &red = ctx.op(t.consumer);
   if (red.kind != OpKind::Sum && red.kind != OpKind::Mean)
-    return "epilogue stops at " + stop + "; " + red.name().str() + " is not sum or mean";
-  if (!foldsWholePlanes(red, ctx.graph.type(end).rank()))
+    return "epilogue stops at " + t.stop + "; " + red.name().str() + " is not sum or mean";
+  if (!foldsWholePlanes(red, ctx.graph.type(t.end).rank()))
     return red.name().str() + " does not reduce every spatial dim (and optionally C)";
-  g.reduce = consumer;
-  g.output = followChain(ctx, red.result, g.reduceEpilogue, stop);
+  g.reduce = t.consumer;
+  g.output = followChain(ctx, red.result, g.reduceEpilogue, t.stop);
   return std::nullopt;
 }
 

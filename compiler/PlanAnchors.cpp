@@ -372,6 +372,21 @@ llvm::Error launchPlaneReduce(PlanBuilder &b, int gi, NormSpec &ns, bool normali
                   role, MathMode::Ffma, slots);
 }
 
+/// A pass of conv anchor `spec` that stores nothing and adds up, per (n, c), its epilogue's
+/// values (and, unless `sumsOnly`, their squares) into workspace `stats`: the statistics a
+/// norm needs before anything is normalised, or the plane sums of a reduction.
+llvm::Error launchStatsPass(PlanBuilder &b, int gi, ConvSpec spec, bool igemm, const SlotMap &extra,
+                            int stats, bool sumsOnly, llvm::StringRef suffix,
+                            llvm::StringRef role) {
+  spec.kernelName = b.kernelName(gi, suffix);
+  spec.storeOutput = false;
+  spec.accumulateStats = true;
+  spec.sumsOnly = sumsOnly;
+  std::map<int, int> slots = convSlots(b, b.graph.ops[b.fusion.groups[gi].root], extra);
+  slots[4] = stats;
+  return launchConv(b, spec, igemm, gi, role, slots);
+}
+
 } // namespace
 
 bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
@@ -517,13 +532,8 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     const Op &red = g.ops[grp.reduce];
     int sums = b.workspace(g.values[anchor.result].name + ".sums", spec.N * spec.Cout * 16);
     b.fill(sums, kFillZero);
-    spec.kernelName = b.kernelName(gi, "sums");
-    spec.storeOutput = false;
-    spec.accumulateStats = true;
-    spec.sumsOnly = true;
-    std::map<int, int> slots = convSlots(b, anchor, extra);
-    slots[4] = sums;
-    if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + plane sums", slots))
+    if (auto err = launchStatsPass(b, gi, spec, igemm, extra, sums, true, "sums",
+                                   "anchor + epilogue + plane sums"))
       return err;
     NormSpec ns;
     ns.kernelName = b.kernelName(gi, "reduce");
@@ -545,12 +555,8 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
 
   if (grp.tail == TailKind::NormReduce) {
     // Statistics only: the anchor output is never written.
-    spec.kernelName = b.kernelName(gi, "stats");
-    spec.storeOutput = false;
-    spec.accumulateStats = true;
-    std::map<int, int> slots = convSlots(b, anchor, extra);
-    slots[4] = stats;
-    if (auto err = launchConv(b, spec, igemm, gi, "anchor statistics", slots))
+    if (auto err =
+            launchStatsPass(b, gi, spec, igemm, extra, stats, false, "stats", "anchor statistics"))
       return err;
     ns.kernelName = b.kernelName(gi, "reduce");
     return launchPlaneReduce(b, gi, ns, true, stats, "reduce from statistics");
@@ -583,13 +589,8 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
 
   // Recompute: statistics pass, per-(n,c) scale and shift, then the anchor again with the
   // normalisation in its epilogue.
-  ConvSpec statsSpec = spec;
-  statsSpec.kernelName = b.kernelName(gi, "stats");
-  statsSpec.storeOutput = false;
-  statsSpec.accumulateStats = true;
-  std::map<int, int> slots = convSlots(b, anchor, extra);
-  slots[4] = stats;
-  if (auto err = launchConv(b, statsSpec, igemm, gi, "anchor statistics", slots))
+  if (auto err =
+          launchStatsPass(b, gi, spec, igemm, extra, stats, false, "stats", "anchor statistics"))
     return err;
   int scaleShift = b.workspace(g.values[normIn].name + ".scale_shift", ns.N * ns.C * 8);
   ns.kernelName = b.kernelName(gi, "scale_shift");
