@@ -441,6 +441,29 @@ __device__ __forceinline__ void foldRowEpilogue(float (&acc)[kMI][kNI][4], const
     }
 }
 
+/// The sum over row (mi, h)'s channels of exp(v - shift), over the thread's columns and then
+/// the row's four lanes (`image` false: the row adds nothing but joins the shuffles). With
+/// KEEP, each value is replaced by its exponential.
+template <bool KEEP>
+__device__ __forceinline__ float rowExpSum(float (&acc)[kMI][kNI][4], int mi, int h, bool image,
+                                           float shift, int t) {
+  float sum = 0.f;
+  if (image) {
+#pragma unroll
+    for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+        if (ni * 8 + 2 * t + j < cfg::kCout) {
+          const float e = expf(acc[mi][ni][h * 2 + j] - shift);
+          sum += e;
+          if constexpr (KEEP)
+            acc[mi][ni][h * 2 + j] = e;
+        }
+  }
+  sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  return sum + __shfl_xor_sync(0xffffffffu, sum, 2);
+}
+
 /// kCReduce (engine 1): the epilogue's values of each of the tile's rows reduced over its
 /// channels, which the one column span holds (n0 = 0): over the thread's columns, then the
 /// row's four lanes; lane t == 0 runs CReduceEpilogue (c = 0) and stores the row's value
@@ -473,18 +496,7 @@ reduceTileChannels(float (&acc)[kMI][kNI][4], const sinter::Buffers b, i64 m0, i
       float r = fold.result(cfg::kCout);
       if constexpr (kLse) {
         const float shift = sinter::logSumExpShift(r);
-        float sum = 0.f;
-        if (nb >= 0) {
-#pragma unroll
-          for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-              if (ni * 8 + 2 * t + j < cfg::kCout)
-                sum += expf(acc[mi][ni][h * 2 + j] - shift);
-        }
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        r = logf(sum) + shift;
+        r = logf(rowExpSum<false>(acc, mi, h, nb >= 0, shift, t)) + shift;
       }
       if (t == 0 && nb >= 0)
         out[(i64)nb * kYVol + sp] = CReduceEpilogue{}(r, nb, 0, sp, b);
@@ -513,21 +525,7 @@ __device__ __forceinline__ void softmaxTileChannels(float (&acc)[kMI][kNI][4],
         foldRowEpilogue(acc, b, mi, h, nb, sp, t, top);
       top.template mergeLanes<4>();
       const float m = top.result(cfg::kCout);
-      float sum = 0.f;
-      if (nb >= 0) {
-#pragma unroll
-        for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-          for (int j = 0; j < 2; ++j)
-            if (ni * 8 + 2 * t + j < cfg::kCout) {
-              const float e = expf(acc[mi][ni][h * 2 + j] - m);
-              sum += e;
-              if constexpr (!kLog)
-                acc[mi][ni][h * 2 + j] = e;
-            }
-      }
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float sum = rowExpSum<!kLog>(acc, mi, h, nb >= 0, m, t);
       const float k = kLog ? m + logf(sum) : 1.f / sum;
       if (nb >= 0) {
 #pragma unroll
