@@ -8,25 +8,16 @@
 //
 //===--------------------------------------------------------------------------------===//
 #include "compiler/FoldReduce.h"
+#include "tests/compiler/RewriteCheck.h"
+
 #include "compiler/Canonicalize.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
-#include "ir/Random.h"
-#include "ir/Reference.h"
-
-#include <gtest/gtest.h>
-
-#include <cmath>
 
 using namespace sinter;
+using test::expectSameResults;
 
 namespace {
 
-Graph parse(const std::string &text) {
-  auto graphs = parseSir(text, "t.sir");
-  EXPECT_TRUE(bool(graphs)) << llvm::toString(graphs.takeError());
-  return graphs ? std::move((*graphs)[0]) : Graph();
-}
+Graph parse(const std::string &text) { return test::parseGraph(text); }
 
 /// Folds `text` (paying or not: these sizes are small enough for the float64 reference) and
 /// canonicalizes it; expects one product left, of `productOut` (its output type), and the
@@ -49,22 +40,8 @@ void expectFolded(const std::string &text, const std::string &productOut) {
     EXPECT_EQ(g.values[g.results[i]].name, original.values[original.results[i]].name);
     EXPECT_EQ(g.type(g.results[i]), original.type(original.results[i]));
   }
-  for (uint64_t seed : {3u, 11u}) {
-    TensorMap data = randomBindings(original, seed);
-    auto a = evaluateReference(original, data), b = evaluateReference(g, data);
-    ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
-    ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-    for (const auto &[name, t] : *a) {
-      const RefTensor &u = b->at(name);
-      ASSERT_EQ(t.data.size(), u.data.size());
-      double d2 = 0, r2 = 0;
-      for (size_t i = 0; i < t.data.size(); ++i) {
-        d2 += (t.data[i] - u.data[i]) * (t.data[i] - u.data[i]);
-        r2 += t.data[i] * t.data[i];
-      }
-      EXPECT_LE(std::sqrt(d2 / r2), 1e-12) << name << "\n" << printGraph(g);
-    }
-  }
+  for (uint64_t seed : {3u, 11u})
+    expectSameResults(original, g, seed, 1e-12);
 }
 
 /// Canonicalizes `text` alone (the cost model decides) and expects it as written.

@@ -5,25 +5,15 @@
 // intermediate used elsewhere or returned) stay as written.
 //
 //===--------------------------------------------------------------------------------===//
+#include "tests/compiler/RewriteCheck.h"
+
 #include "compiler/Canonicalize.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
-#include "ir/Random.h"
-#include "ir/Reference.h"
-
-#include <gtest/gtest.h>
-
-#include <cmath>
 
 using namespace sinter;
 
 namespace {
 
-Graph parse(const std::string &text) {
-  auto graphs = parseSir(text, "t.sir");
-  EXPECT_TRUE(bool(graphs)) << llvm::toString(graphs.takeError());
-  return graphs ? std::move((*graphs)[0]) : Graph();
-}
+Graph parse(const std::string &text) { return test::parseGraph(text); }
 
 /// Canonicalizes `before`, expects `after` (parsed and printed), and checks both compute the
 /// same on random data.
@@ -32,18 +22,7 @@ void expectRewrite(const std::string &before, const std::string &after) {
   Graph original = g;
   EXPECT_TRUE(canonicalize(g));
   EXPECT_EQ(printGraph(g), printGraph(want));
-  TensorMap data = randomBindings(original, 3);
-  auto a = evaluateReference(original, data), b = evaluateReference(g, data);
-  ASSERT_TRUE(bool(a) && bool(b));
-  for (const auto &[name, t] : *a) {
-    const RefTensor &u = b->at(name);
-    double d2 = 0, r2 = 0;
-    for (size_t i = 0; i < t.data.size(); ++i) {
-      d2 += (t.data[i] - u.data[i]) * (t.data[i] - u.data[i]);
-      r2 += t.data[i] * t.data[i];
-    }
-    EXPECT_LE(std::sqrt(d2 / r2), 1e-6) << name;
-  }
+  test::expectSameResults(original, g, 3, 1e-6);
 }
 
 void expectUnchanged(const std::string &text) {
