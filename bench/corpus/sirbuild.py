@@ -11,6 +11,19 @@ IR.md names for the op.
 import keyword
 import math
 
+# The corpus: graph name -> builder(g, s), in the order the builders are defined (corpus.py,
+# then the kernelbench_*.py files it imports).
+ENTRIES = {}
+
+
+def corpus(name):
+    """Registers a builder under `name`."""
+    def register(fn):
+        assert name not in ENTRIES, name
+        ENTRIES[name] = fn
+        return fn
+    return register
+
 ANCHORS = ("conv", "conv_transpose", "linear", "matmul")
 UNARY = ("relu", "sigmoid", "tanh", "silu", "hardswish", "hardsigmoid", "mish", "exp", "log",
          "abs", "neg", "sqrt", "rsqrt", "erf", "gelu", "hardtanh", "leaky_relu", "softplus",
@@ -184,11 +197,18 @@ class Graph:
         self.shapes[name] = list(shape)
         return name
 
-    def input(self, name, shape):
-        return self._arg(name, shape, "input", ("randn",))
+    def input(self, name, shape, uniform=None):
+        """A per-call input: N(0, 1), or U(lo, hi) with uniform=(lo, hi) (KernelBench's
+        torch.rand inputs are U(0, 1))."""
+        init = ("randn",) if uniform is None else ("uniform", uniform[0], uniform[1])
+        return self._arg(name, shape, "input", init)
 
     def param(self, name, shape, lo, hi):
         return self._arg(name, shape, "param", ("uniform", lo, hi))
+
+    def param_randn(self, name, shape):
+        """A parameter drawn N(0, 1) (a module's nn.Parameter(torch.randn(shape)))."""
+        return self._arg(name, shape, "param", ("randn",))
 
     def weight(self, name, shape, fan_in):
         k = 1.0 / math.sqrt(fan_in)
