@@ -167,11 +167,29 @@ llvm::Expected<FunctorBody> chainBody(const Graph &graph, llvm::ArrayRef<int> op
     return body;
   std::string code = "float t = v;";
   ValueId current = input;
-  for (int i : ops) {
-    const Op &op = graph.ops[i];
+  // A chain may read a value it computed earlier than the one before (Fusion's regions
+  // whose paths meet again, e.g. y * hardswish(y)): the input is `v` throughout, and an
+  // earlier step's value is kept in a local of its own.
+  auto readLater = [&](size_t from, ValueId x) {
+    for (size_t j = from + 1; j < ops.size(); ++j)
+      for (const Operand &o : graph.ops[ops[j]].operands)
+        if (!o.isScalar() && o.value == x)
+          return true;
+    return false;
+  };
+  llvm::SmallVector<ValueId, 4> kept;
+  for (size_t j = 0; j < ops.size(); ++j) {
+    const Op &op = graph.ops[ops[j]];
     auto operandExpr = [&](unsigned k) -> llvm::Expected<std::string> {
-      if (op.operands[k].value == current && !op.operands[k].isScalar())
-        return std::string("t");
+      const Operand &o = op.operands[k];
+      if (!o.isScalar()) {
+        if (o.value == current)
+          return std::string("t");
+        if (o.value == input)
+          return std::string("v");
+        if (llvm::is_contained(kept, o.value))
+          return localName(o.value);
+      }
       return sideOperand(graph, op, k, space, slots);
     };
     auto stmt = opStatement(graph, op, "t", operandExpr);
@@ -179,6 +197,10 @@ llvm::Expected<FunctorBody> chainBody(const Graph &graph, llvm::ArrayRef<int> op
       return stmt.takeError();
     code += "\n    " + *stmt;
     current = op.result;
+    if (j + 2 < ops.size() && readLater(j + 1, current)) {
+      code += "\n    const float " + localName(current) + " = t;";
+      kept.push_back(current);
+    }
   }
   body.code = code + "\n    return t;";
   return body;

@@ -141,6 +141,64 @@ std::optional<std::string> epilogueStepVeto(const Context &ctx, ValueId v, int c
   return std::nullopt;
 }
 
+/// Where the chain value `v` has several consumers that all lie on elementwise paths meeting
+/// again in one value (`y * hardswish(y)`, `y * 0.5 + y`, `r * clamp((r + 3) / 6, 0, 1)`):
+/// appends those ops, in graph order, to `chain` and returns the value where the paths meet,
+/// or nullopt when they do not. Each op of the region must be a free elementwise step of
+/// the chain's shape whose tensor operands are region values or tensors computed without
+/// `v`; no region value but the last may be a graph result or be used outside the region.
+/// The epilogue functor keeps the values used again in registers (chainBody).
+std::optional<ValueId> followDiamond(const Context &ctx, ValueId v,
+                                     llvm::SmallVectorImpl<int> &chain) {
+  if (ctx.isResult[v])
+    return std::nullopt;
+  constexpr size_t kMaxOps = 16; // a region's size, and how far past v it may reach
+  const Graph &g = ctx.graph;
+  // Region values and, for each, how many of its consumers are not in the region yet.
+  llvm::SmallVector<std::pair<ValueId, size_t>, 8> open{{v, ctx.users[v].size()}};
+  auto inRegion = [&](ValueId x) {
+    return llvm::any_of(open, [&](const auto &e) { return e.first == x; });
+  };
+  llvm::SmallVector<int, 8> region;
+  const int first = g.values[v].def + 1;
+  for (int i = std::max(first, 0); i < int(g.ops.size()) && region.size() < kMaxOps; ++i) {
+    const Op &op = g.ops[i];
+    bool uses = false;
+    for (const Operand &o : op.operands)
+      uses = uses || (!o.isScalar() && inRegion(o.value));
+    if (!uses)
+      continue;
+    if (ctx.groupOf[i] >= 0 || g.type(op.result).shape != g.type(v).shape)
+      return std::nullopt;
+    // Every region value it reads must pass as an epilogue step, and every other tensor it
+    // reads must not depend on v: any value that does is a region value, since every op
+    // reading one is taken into the region or ends the search.
+    llvm::SmallVector<ValueId, 2> read;
+    for (const Operand &o : op.operands)
+      if (!o.isScalar() && inRegion(o.value) && !llvm::is_contained(read, o.value)) {
+        if (epilogueStepVeto(ctx, o.value, i))
+          return std::nullopt;
+        read.push_back(o.value);
+      }
+    for (ValueId x : read)
+      for (auto &e : open)
+        if (e.first == x)
+          --e.second;
+    region.push_back(i);
+    open.push_back({op.result, ctx.users[op.result].size()});
+    // Met again: every region value but this one has all its consumers in the region.
+    bool met = llvm::all_of(llvm::makeArrayRef(open).drop_back(),
+                            [](const auto &e) { return e.second == 0; });
+    if (met) {
+      chain.append(region.begin(), region.end());
+      return op.result;
+    }
+    if (ctx.isResult[op.result])
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 /// Follows the elementwise chain from `v`; appends its ops to `chain` and returns the value
 /// at its end. `stop` receives why it ended.
 ValueId followChain(const Context &ctx, ValueId v, llvm::SmallVectorImpl<int> &chain,
@@ -148,6 +206,11 @@ ValueId followChain(const Context &ctx, ValueId v, llvm::SmallVectorImpl<int> &c
   while (true) {
     int consumer = -1;
     if (auto why = ctx.singleFreeConsumer(v, consumer)) {
+      if (ctx.users[v].size() > 1)
+        if (std::optional<ValueId> met = followDiamond(ctx, v, chain)) {
+          v = *met;
+          continue;
+        }
       stop = *why;
       return v;
     }

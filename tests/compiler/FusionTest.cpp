@@ -36,23 +36,35 @@ std::string why(const Graph &g, const FusionResult &f) {
   return s;
 }
 
-TEST(Fusion, TwoConsumersEndTheEpilogue) {
+TEST(Fusion, PathsThatMeetAgainStayInTheEpilogue) {
+  // %r feeds two elementwise paths that meet in %o: the whole region is the conv's epilogue.
   Graph g = parseOne("graph g(%x: f32[2,4,9], %w: param f32[4,4,3]) { %y = conv(%x, %w) %r = "
                      "relu(%y) %s = sigmoid(%r) %t = tanh(%r) %o = add(%s, %t) return %o }");
   FusionResult f = fuse(g);
-  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu ] elementwise[ sigmoid tanh add ] ");
-  EXPECT_EQ(why(g, f), "conv conv+epilogue+norm+reduce: epilogue stops at %r has 2 consumers\n"
-                       "conv linear+epilogue+rownorm+reduce: the anchor is not linear or matmul\n"
-                       "conv conv+epilogue+norm+epilogue: epilogue stops at %r has 2 "
-                       "consumers\n"
-                       "conv conv+epilogue+softmax+epilogue: epilogue stops at %r has 2 "
-                       "consumers\n"
-                       "conv conv+epilogue+pool+epilogue: epilogue stops at %r has 2 "
-                       "consumers\n"
-                       "conv conv+epilogue+creduce+epilogue: epilogue stops at %r has 2 "
-                       "consumers\n"
-                       "conv conv+epilogue+sreduce+epilogue: epilogue stops at %r has 2 "
-                       "consumers\n");
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu sigmoid tanh add ] ");
+  // y * hardswish(y) and a residual of the anchor's own result.
+  Graph h = parseOne("graph g(%x: f32[3,5], %w: param f32[4,5]) { %y = linear(%x, %w) "
+                     "%h = hardswish(%y) %m = mul(%y, %h) %o = add(%m, %y) return %o }");
+  EXPECT_EQ(patterns(h, fuse(h)), "anchor+epilogue[ linear hardswish mul add ] ");
+}
+
+TEST(Fusion, TwoConsumersThatDoNotMeetEndTheEpilogue) {
+  // Both paths are returned: %r has to be written once for both.
+  Graph g = parseOne("graph g(%x: f32[2,4,9], %w: param f32[4,4,3]) { %y = conv(%x, %w) %r = "
+                     "relu(%y) %s = sigmoid(%r) %t = tanh(%r) return %s, %t }");
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv relu ] elementwise[ sigmoid ] "
+                            "elementwise[ tanh ] ");
+  EXPECT_NE(why(g, f).find("epilogue stops at %r has 2 consumers"), std::string::npos);
+  // A path through a reduction: %o needs the max over the whole row first.
+  Graph h = parseOne("graph g(%x: f32[3,5], %w: param f32[4,5]) { %y = linear(%x, %w) "
+                     "%m = max(%y) {dims = [1], keepdim = true} %o = sub(%y, %m) return %o }");
+  FusionResult fh = fuse(h);
+  EXPECT_NE(why(h, fh).find("epilogue stops at %y has 2 consumers"), std::string::npos);
+  // An intermediate of the region that is also returned.
+  Graph r = parseOne("graph g(%x: f32[3,5], %w: param f32[4,5]) { %y = linear(%x, %w) "
+                     "%s = sigmoid(%y) %o = mul(%y, %s) return %o, %s }");
+  EXPECT_EQ(patterns(r, fuse(r)).find("linear sigmoid mul"), std::string::npos);
 }
 
 TEST(Fusion, AReturnedIntermediateIsWrittenAndEndsTheChain) {
