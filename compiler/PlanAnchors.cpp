@@ -23,6 +23,7 @@
 #include "compiler/kernels/ConvPhases.h"
 #include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/Gemm.h"
+#include "compiler/kernels/Generic.h"
 #include "compiler/kernels/Norm.h"
 #include "ir/Error.h"
 
@@ -653,6 +654,53 @@ void matmulBatch(const TensorType &a, const TensorType &bt, GemmSpec &s) {
   s.batchStrideC = stC;
 }
 
+/// A product with one output column (a linear layer of one feature, or a matmul by a vector
+/// or a [K, 1] matrix shared by every row): a dot product per row. On the GEMM engine its
+/// tiles are 64 rows of which one column is used, so a [2048, 8192] x [8192] product ran on
+/// 32 blocks; as a sum over the rows of x with the vector applied as each element is loaded
+/// (reduce.cuh, fp32 FMAs with compensated sums, split over blocks where rows are long) it
+/// streams x at the memory's rate. Returns false (no launch) for other products.
+llvm::Expected<bool> planGemv(PlanBuilder &b, int gi) {
+  const Graph &g = b.graph;
+  const FusionGroup &grp = b.fusion.groups[gi];
+  const Op &anchor = g.ops[grp.root];
+  const TensorType &at = g.type(anchor.operands[0].value);
+  const TensorType &bt = g.type(anchor.operands[1].value);
+  const TensorType &yt = g.type(anchor.result);
+  if (grp.tail != TailKind::None || at.rank() < 1)
+    return false;
+  const int64_t K = at.shape.back();
+  bool column = anchor.kind == OpKind::Linear
+                    ? bt.shape[0] == 1
+                    : bt.rank() == 1 || (bt.rank() == 2 && bt.shape[1] == 1 && at.rank() >= 2);
+  if (!column || K < 2)
+    return false;
+  SlotMap extra(8);
+  int wSlot = extra.slotFor(anchor.operands[1].value);
+  ReduceSpec spec;
+  spec.kernelName = b.kernelName(gi, "");
+  spec.inShape = {at.numel() / K, K};
+  spec.dims = {1};
+  spec.kind = ReductionKind::Sum;
+  spec.load.code = "return v * __ldg(static_cast<const float *>(b.p[" + std::to_string(wSlot) +
+                   "]) + i % " + std::to_string(K) + "ll);";
+  int biasSlot = anchor.operands.size() == 3 ? extra.slotFor(anchor.operands[2].value) : -1;
+  auto epi = chainBody(g, grp.epilogue, anchor.result, IndexSpace::flat(yt.shape), extra);
+  if (!epi)
+    return withContext(epi.takeError(), b.where(gi));
+  spec.post = *epi;
+  if (biasSlot >= 0)
+    spec.post.code = "v += __ldg(static_cast<const float *>(b.p[" + std::to_string(biasSlot) +
+                     "]));\n    " + spec.post.code;
+  std::map<int, int> slots{{0, b.bufferOf(anchor.operands[0].value)}, {3, b.bufferOf(grp.output)}};
+  for (auto [slot, value] : extra.slots())
+    slots[slot] = b.bufferOf(value);
+  if (auto err = b.launch(emitReduce(spec), gi, "anchor + epilogue (a dot product per row)",
+                          MathMode::Ffma, slots))
+    return std::move(err);
+  return true;
+}
+
 llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
   const Graph &g = b.graph;
   const FusionGroup &grp = b.fusion.groups[gi];
@@ -660,6 +708,11 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
   const TensorType &at = g.type(anchor.operands[0].value);
   const TensorType &bt = g.type(anchor.operands[1].value);
   const TensorType &yt = g.type(anchor.result);
+  auto gemv = planGemv(b, gi);
+  if (!gemv)
+    return gemv.takeError();
+  if (*gemv)
+    return llvm::Error::success();
   GemmSpec s;
   s.math = b.options.precision == Precision::Tf32 ? MathMode::Tf32 : MathMode::Tf32x3;
   s.wgmma = b.options.arch == "sm_90a";
@@ -706,13 +759,13 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
   // With a 1-D operand the output lacks the M or N dim, so tensors fused into the epilogue
   // would broadcast against other dims than the kernel's (row, column) coordinates.
   if (anchor.kind == OpKind::Matmul && (at.rank() == 1 || bt.rank() == 1)) {
-    ValueId chain = anchor.result;
+    llvm::SmallVector<ValueId, 8> chain{anchor.result};
     for (int op : grp.epilogue) {
       for (const Operand &o : g.ops[op].operands)
-        if (!o.isScalar() && o.value != chain)
+        if (!o.isScalar() && !llvm::is_contained(chain, o.value))
           return makeError(b.where(gi) + ": a matmul with a 1-D operand cannot take a fused "
                                          "epilogue that reads tensors");
-      chain = g.ops[op].result;
+      chain.push_back(g.ops[op].result);
     }
   }
   IndexSpace space = IndexSpace::gemm(full);
