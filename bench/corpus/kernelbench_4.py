@@ -65,6 +65,7 @@ def _(g, s):
     m, k, n = s(1024, 4), s(8192, 64), s(8192, 96)
     g.doc = (f"Linear({k}->{n}) -> max over features (keepdim) -> minus its mean over dim 1 "
              f"(keepdim) -> GELU")
+    g.zero_output = "the mean over a dim of size 1 is the value itself"
     x = g.input("x", [m, k], uniform=(0, 1))
     y = linear(g, "y", x, n)
     mx = g.op("mx", "max", y, dims=[1], keepdim=True)
@@ -106,6 +107,7 @@ def _(g, s):
     n, d, hw = s(128, 2), s(16, 6), s(64, 12)
     g.doc = ("Conv3d(3->16, k=3) -> GroupNorm(8) -> minimum with 0 -> clamp(0, 1) -> "
              "Dropout(0.2)")
+    g.zero_output = "minimum with 0, then clamp to [0, 1]"
     x = g.input("x", [n, 3, d, hw, hw], uniform=(0, 1))
     y = conv(g, "y", x, 16, 3)
     h = group_norm(g, "h", y, 8)
@@ -181,15 +183,14 @@ def _(g, s):
 def _(g, s):
     n, d, hw = s(128, 2), s(16, 4), s(32, 6)
     g.doc = ("ConvTranspose3d(3->16, k=3, stride=2, pad=1, out_pad=1) -> MaxPool3d(2, stride 2) "
-             "-> softmax over channels -> - subtract[16] (as [1,16,1,1,1]) -> sigmoid(x) * x -> "
+             "-> softmax over channels -> - subtract[1,16,1,1,1] -> sigmoid(x) * x -> "
              "max over channels")
     x = g.input("x", [n, 3, d, hw, hw], uniform=(0, 1))
     y = conv_t(g, "y", x, 16, 3, stride=2, padding=1, output_padding=1)
     p = g.op("p", "max_pool", y, kernel_size=2, stride=2)
     sm = g.op("sm", "softmax", p, dim=1)
-    sub = g.param_randn("subtract", [16])
-    sv = g.op("sv", "reshape", sub, shape=[1, -1, 1, 1, 1])
-    d_ = g.op("d", "sub", sm, sv)
+    sub = g.param_randn("subtract", [1, 16, 1, 1, 1])  # the [16] parameter as viewed
+    d_ = g.op("d", "sub", sm, sub)
     sg = g.op("sg", "sigmoid", d_)
     sw = g.op("sw", "mul", sg, d_)
     g.ret(g.op("o", "max", sw, dims=[1]))

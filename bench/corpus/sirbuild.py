@@ -189,6 +189,10 @@ class Graph:
         self.macs = 0
         self.anchor_kinds = []
         self.out = None
+        # Why the output is zero, for the few graphs whose math (or whose math with weights
+        # drawn as PyTorch initialises them) makes it so: tests that need a nonzero output
+        # to compare check that it is exactly zero instead.
+        self.zero_output = None
 
     # arguments; init is ("randn",) or ("uniform", lo, hi)
     def _arg(self, name, shape, kind, init):
@@ -270,6 +274,8 @@ class Graph:
     # ---- text
     def sir(self):
         lines = [f"# {self.name}: {self.doc}   (corpus, {self.scale} scale)"]
+        if self.zero_output:
+            lines.append(f"# output zero: {self.zero_output}")
         args = []
         for name, shape, kind, _ in self.args:
             p = "param " if kind == "param" else ""

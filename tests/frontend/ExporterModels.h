@@ -252,17 +252,17 @@ private:
   const TensorMap &weights;
   Exporter exporter;
   OnnxBuilder b;
-  int fresh = 0;
+  int fresh = 0; // generated names start with "__", which the corpus's value names do not
 
   std::string name(const Operand &o) {
     if (!o.isScalar())
       return g.value(o.value).name;
-    return b.constant("c" + std::to_string(fresh++), {float(o.scalar)});
+    return b.constant("__c" + std::to_string(fresh++), {float(o.scalar)});
   }
   std::string out(const Op &op) const { return g.value(op.result).name; }
-  std::string tmp() { return "t" + std::to_string(fresh++); }
+  std::string tmp() { return "__t" + std::to_string(fresh++); }
   std::string ints(const IntList &v) {
-    std::string n = "i" + std::to_string(fresh++);
+    std::string n = "__i" + std::to_string(fresh++);
     b.ints(n, {int64_t(v.size())}, std::vector<int64_t>(v.begin(), v.end()));
     return n;
   }
@@ -366,7 +366,7 @@ private:
       return;
     }
     case OpKind::Elu: {
-      std::string one = b.constant("c" + std::to_string(fresh++), {1.0f}), s = tmp(), e = tmp();
+      std::string one = b.constant("__c" + std::to_string(fresh++), {1.0f}), s = tmp(), e = tmp();
       node("Mul", {x, one}, s);
       auto &n = node("Elu", {s}, e);
       OnnxBuilder::attrFloat(n, "alpha", float(op.getFloat("alpha")));
@@ -375,8 +375,9 @@ private:
     }
     case OpKind::Softplus: {
       // torchlib: Where(x * beta > threshold, x, Softplus(x * beta) / beta).
-      std::string beta = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("beta"))});
-      std::string th = b.constant("c" + std::to_string(fresh++), {float(op.getFloat("threshold"))});
+      std::string beta = b.constant("__c" + std::to_string(fresh++), {float(op.getFloat("beta"))});
+      std::string th =
+          b.constant("__c" + std::to_string(fresh++), {float(op.getFloat("threshold"))});
       std::string s = tmp(), sp = tmp(), d = tmp(), c = tmp();
       node("Mul", {x, beta}, s);
       node("Softplus", {s}, sp);
@@ -389,11 +390,11 @@ private:
     case OpKind::Clamp: {
       bool h = op.kind == OpKind::Hardtanh;
       std::string lo = h || op.hasAttr("min")
-                           ? b.constant("c" + std::to_string(fresh++),
+                           ? b.constant("__c" + std::to_string(fresh++),
                                         {float(op.getFloat(h ? "min_val" : "min"))})
                            : "";
       std::string hi = h || op.hasAttr("max")
-                           ? b.constant("c" + std::to_string(fresh++),
+                           ? b.constant("__c" + std::to_string(fresh++),
                                         {float(op.getFloat(h ? "max_val" : "max"))})
                            : "";
       node("Clip", {x, lo, hi}, out(op));
@@ -461,8 +462,10 @@ private:
         gamma = name(op.operands[affine]);
         beta = name(op.operands[affine + 1]);
       } else {
-        gamma = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 1.0f), {c});
-        beta = b.constant("c" + std::to_string(fresh++), std::vector<float>(size_t(c), 0.0f), {c});
+        gamma =
+            b.constant("__c" + std::to_string(fresh++), std::vector<float>(size_t(c), 1.0f), {c});
+        beta =
+            b.constant("__c" + std::to_string(fresh++), std::vector<float>(size_t(c), 0.0f), {c});
       }
       onnx::NodeProto &n =
           bn ? node("BatchNormalization",

@@ -110,8 +110,10 @@ public:
   /// Evaluates the model and `expected` on the same random inputs (seed 1) and the model's
   /// weights (a .sir param binds the weight of the same name); every output must agree to
   /// `tolerance` relative L2.
+  /// With `zeroOutputs` (a graph that computes zeros, e.g. x - mean over a dim of size 1), every
+  /// output must be exactly zero instead of nonzero.
   static void expectSameResults(const OnnxModel &m, const Graph &expected, double tolerance = 1e-12,
-                                const TensorMap &extra = {}) {
+                                const TensorMap &extra = {}, bool zeroOutputs = false) {
     TensorMap bindings = randomBindings(expected, 1, /*params=*/false);
     for (const auto &[name, t] : m.weights)
       bindings.emplace(name, t);
@@ -135,6 +137,11 @@ public:
         r2 += w.data[i] * w.data[i];
       }
       double rel = std::sqrt(d2 / std::max(r2, 1e-300));
+      if (zeroOutputs) {
+        EXPECT_EQ(r2, 0) << "output " << name << " should be zero (the graph says why)";
+        EXPECT_EQ(d2, 0) << "output " << name;
+        continue;
+      }
       EXPECT_LE(rel, tolerance) << "output " << name;
       EXPECT_GT(r2, 0) << "output " << name << " is all zeros: the test compares nothing";
     }
