@@ -152,7 +152,7 @@ std::optional<ValueId> followDiamond(const Context &ctx, ValueId v,
                                      llvm::SmallVectorImpl<int> &chain) {
   if (ctx.isResult[v])
     return std::nullopt;
-  constexpr size_t kMaxOps = 16; // a region's size, and how far past v it may reach
+  constexpr size_t kMaxOps = 16; // ops in a region
   const Graph &g = ctx.graph;
   // Region values and, for each, how many of its consumers are not in the region yet.
   llvm::SmallVector<std::pair<ValueId, size_t>, 8> open{{v, ctx.users[v].size()}};

@@ -331,3 +331,21 @@ TEST(ConvTemplateChoice, NormInKernelWherePossibleOverridesTheSizeRules) {
 }
 
 } // namespace
+
+TEST(ConvTemplateChoice, OneColumnProductsAreDotProductsPerRow) {
+  // A linear layer of one feature with a bias and a chain, and a matmul by a vector: one
+  // reduce.cuh kernel each, the vector read by its Load and the bias added in its Post.
+  EXPECT_EQ(summarize("graph g(%x: f32[64,300], %w: param f32[1,300], %b: param f32[1]) { "
+                      "%y = linear(%x, %w, %b) %o = tanh(%y) return %o }"),
+            "group anchor+epilogue: linear tanh\n"
+            "  launch reduce.cuh (anchor + epilogue (a dot product per row)) 0=x 3=o 8=w 9=b\n");
+  EXPECT_EQ(summarize("graph g(%x: f32[3,64,300], %v: f32[300]) { %o = matmul(%x, %v) return "
+                      "%o }"),
+            "group anchor+epilogue: matmul\n"
+            "  launch reduce.cuh (anchor + epilogue (a dot product per row)) 0=x 3=o 8=v\n");
+  // Two columns stay on the GEMM engine.
+  EXPECT_NE(summarize("graph g(%x: f32[64,300], %w: param f32[2,300]) { %o = linear(%x, %w) "
+                      "return %o }")
+                .find("gemm.cuh"),
+            std::string::npos);
+}
