@@ -156,6 +156,21 @@ template <int KIND> struct ChannelFold {
 /// torch.logsumexp does.
 __device__ __forceinline__ float logSumExpShift(float m) { return fabsf(m) == kInf ? 0.f : m; }
 
+/// 1 / y by rcp.approx (relative error about 1 ulp; 0 for y = inf), where the IEEE division
+/// costs a Newton step and a slow-path branch: sigmoid and silu's denominator.
+__device__ __forceinline__ float rcpApprox(float y) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+  return r;
+}
+
+/// 2^x by ex2.approx (relative error about 2 ulp; 0 below the normal floats).
+__device__ __forceinline__ float ex2Approx(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+
 /// gelu's exact form, x * Phi(x), without erff. With a = |x| (at most 13.5: beyond,
 /// Phi(-a) is below the floats), Phi(-a) = t * 2^(Q(t) - a^2 / (2 ln 2)) with
 /// t = 1 / (1 + 0.2725 a) and Q the degree-8 polynomial below, whose fit is good to 6e-8 in
@@ -167,8 +182,7 @@ __device__ __forceinline__ float logSumExpShift(float m) { return fabsf(m) == kI
 /// coefficient (S2's convolution epilogue is issue-bound on it).
 __device__ __forceinline__ float geluErf(float x) {
   const float a = fminf(fabsf(x), 13.5f);
-  float t;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(0.2725f, a, 1.f)));
+  const float t = rcpApprox(fmaf(0.2725f, a, 1.f));
   float q = -0.3440597653388977f;
   q = fmaf(q, t, 1.6401296854019165f);
   q = fmaf(q, t, -2.925260066986084f);
@@ -178,18 +192,10 @@ __device__ __forceinline__ float geluErf(float x) {
   q = fmaf(q, t, 0.5312337875366211f);
   q = fmaf(q, t, 1.4519288539886475f);
   q = fmaf(q, t, -3.2018585205078125f);
-  float e; // 2^(Q - a^2 / (2 ln 2)); 0 where that is below the normal floats
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(fmaf(a * a, -0.72134752044448170f, q)));
+  // 2^(Q - a^2 / (2 ln 2)); 0 where that is below the normal floats
+  const float e = ex2Approx(fmaf(a * a, -0.72134752044448170f, q));
   const float h = t * e; // Phi(-a)
   return x * (x >= 0.f ? 1.f - h : h);
-}
-
-/// 1 / y by rcp.approx (relative error about 1 ulp; 0 for y = inf), where the IEEE division
-/// costs a Newton step and a slow-path branch: sigmoid and silu's denominator.
-__device__ __forceinline__ float rcpApprox(float y) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
-  return r;
 }
 
 /// mish(x) = x * tanh(softplus(x)) without log1pf and tanhf: with u = e^x,
@@ -199,8 +205,7 @@ __device__ __forceinline__ float rcpApprox(float y) {
 /// threshold does. About 10 instructions against about 100 for the log1pf / tanhf form
 /// (PTX of sm_90a), whose dependent chain held convolution epilogues back.
 __device__ __forceinline__ float mish(float x) {
-  float u;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(u) : "f"(fminf(x, 20.f) * 1.44269504088896341f));
+  const float u = ex2Approx(fminf(x, 20.f) * 1.44269504088896341f);
   const float n = u * (u + 2.f);
   return x > 20.f ? x : x * (n * rcpApprox(n + 2.f));
 }
