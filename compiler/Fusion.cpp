@@ -163,27 +163,24 @@ std::optional<ValueId> followDiamond(const Context &ctx, ValueId v,
   const int first = g.values[v].def + 1;
   for (int i = std::max(first, 0); i < int(g.ops.size()) && region.size() < kMaxOps; ++i) {
     const Op &op = g.ops[i];
-    bool uses = false;
+    llvm::SmallVector<ValueId, 2> read; // the region values it reads
     for (const Operand &o : op.operands)
-      uses = uses || (!o.isScalar() && inRegion(o.value));
-    if (!uses)
+      if (!o.isScalar() && inRegion(o.value) && !llvm::is_contained(read, o.value))
+        read.push_back(o.value);
+    if (read.empty())
       continue;
     if (ctx.groupOf[i] >= 0 || g.type(op.result).shape != g.type(v).shape)
       return std::nullopt;
     // Every region value it reads must pass as an epilogue step, and every other tensor it
     // reads must not depend on v: any value that does is a region value, since every op
     // reading one is taken into the region or ends the search.
-    llvm::SmallVector<ValueId, 2> read;
-    for (const Operand &o : op.operands)
-      if (!o.isScalar() && inRegion(o.value) && !llvm::is_contained(read, o.value)) {
-        if (epilogueStepVeto(ctx, o.value, i))
-          return std::nullopt;
-        read.push_back(o.value);
-      }
-    for (ValueId x : read)
+    for (ValueId x : read) {
+      if (epilogueStepVeto(ctx, x, i))
+        return std::nullopt;
       for (auto &e : open)
         if (e.first == x)
           --e.second;
+    }
     region.push_back(i);
     open.push_back({op.result, ctx.users[op.result].size()});
     // Met again: every region value but this one has all its consumers in the region.
