@@ -91,15 +91,19 @@ def _(g, s):
     g.ret(g.op("o", "min", sc, dims=[1], keepdim=True))
 
 
-@corpus("gemm_kb33_scale_bn")
-def _(g, s):
-    m, k, n = s(1024, 8), s(8192, 64), s(8192, 64)
+def _gemm_scale_bn(g, m, k, n):
+    """Problems 33 and 39 are the same model at two sizes."""
     g.doc = f"Linear({k}->{n}) -> * scale[{n}] -> BatchNorm1d (inference)"
     x = g.input("x", [m, k], uniform=(0, 1))
     y = linear(g, "y", x, n)
     scale = g.param_randn("scale", [n])
     sc = g.op("sc", "mul", y, scale)
     g.ret(batch_norm(g, "o", sc))
+
+
+@corpus("gemm_kb33_scale_bn")
+def _(g, s):
+    _gemm_scale_bn(g, s(1024, 8), s(8192, 64), s(8192, 64))
 
 
 @corpus("convt3d_kb34_ln_gelu_scale")
@@ -176,13 +180,7 @@ def _(g, s):
 
 @corpus("gemm_kb39_scale_bn")
 def _(g, s):
-    m, k, n = s(16384, 16), s(4096, 64), s(4096, 64)
-    g.doc = f"Linear({k}->{n}) -> * scale[{n}] -> BatchNorm1d (inference)"
-    x = g.input("x", [m, k], uniform=(0, 1))
-    y = linear(g, "y", x, n)
-    scale = g.param_randn("scale", [n])
-    sc = g.op("sc", "mul", y, scale)
-    g.ret(batch_norm(g, "o", sc))
+    _gemm_scale_bn(g, s(16384, 16), s(4096, 64), s(4096, 64))
 
 
 @corpus("gemm_kb40_scale_res")
