@@ -192,6 +192,25 @@ inline std::vector<ConvCase> convCases() {
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
+  // KernelBench level 2's most common convolutions, timed on the input-box engine: 64 -> 128
+  // channels on 128 x 128 images (problem 1 and five others) and 64 -> 64 on 256 x 256
+  // (problem 54), no padding, with a bias and ReLU.
+  {
+    ConvCase c{convSpec("conv2d_64x128_k3_kb1", false, 2, 32, 64, 128, 1, {1, 128, 128}, {1, 3, 3},
+                        {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
+               "relu", true};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("conv2d_64x64_k3_kb54", false, 2, 16, 64, 64, 1, {1, 256, 256}, {1, 3, 3},
+                        {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, MathMode::Tf32),
+               "relu", true};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    cs.push_back(c);
+  }
   // Stride-1 convolutions for conv_shift.cuh (staged grid, per-tap GEMMs): a grid larger
   // than the output in every dim (padding and dilation), partial output-channel tiles, groups
   // of whole 32-channel k tiles with images smaller than a tile, input channels padded to
