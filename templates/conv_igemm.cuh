@@ -61,14 +61,21 @@ namespace conv_igemm {
 using sinter::i64;
 
 constexpr bool kWgmma = cfg::kEngine == 1;
-// Threads holding accumulators (the epilogue's threads), and all threads of the block.
+// Threads holding one tile's accumulators (the epilogue's threads: with cfg::kPingpong one
+// of engine 1's two consumer warpgroups, each of which holds tiles of its own), and all
+// threads of the block.
 constexpr int kThreads = 32 * cfg::kWarpsM * cfg::kWarpsN;
-constexpr int kBlockThreads = kThreads + (kWgmma ? sinter::sm90::kProducerThreads : 0);
+constexpr int kBlockThreads =
+    kThreads * (cfg::kPingpong ? 2 : 1) + (kWgmma ? sinter::sm90::kProducerThreads : 0);
+static_assert(!cfg::kPingpong || kWgmma, "alternating consumer warpgroups are engine 1's");
 
-/// Barrier over the threads that hold accumulators (engine 1's producer has left).
+/// Barrier over the threads that hold the tile's accumulators (engine 1's producer has left;
+/// with kPingpong, over the calling warpgroup: named barriers 2 and 3).
 __device__ __forceinline__ void mathSync() {
   if constexpr (kWgmma)
-    sinter::sm90::namedBarrier(2, kThreads);
+    sinter::sm90::namedBarrier(
+        2 + (cfg::kPingpong ? (threadIdx.x - sinter::sm90::kProducerThreads) / kThreads : 0),
+        kThreads);
   else
     __syncthreads();
 }
@@ -682,18 +689,26 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
   if (tid < sm90::kProducerThreads) {
     if constexpr (cfg::kMinBlocks == 2)
       sm90::setMaxRegisters<wg::kTwoBlockProducerRegs, false>();
+    if constexpr (cfg::kPingpong)
+      sm90::setMaxRegisters<wg::kPingpongProducerRegs, false>();
     wg::produce(base, b, bars, tid);
     return;
   }
   if constexpr (cfg::kMinBlocks == 2)
     sm90::setMaxRegisters<wg::kTwoBlockConsumerRegs, true>();
+  if constexpr (cfg::kPingpong)
+    sm90::setMaxRegisters<wg::kPingpongConsumerRegs, true>();
   tid -= sm90::kProducerThreads;
-  double *red = reinterpret_cast<double *>(base + wg::kRedBase);
-  int c0 = 0;
-  for (int t = blockIdx.x; t < wg::kTileCount; t += gridDim.x, c0 += wg::kChunks) {
+  // With kPingpong, warpgroup cw takes the block's tiles cw, cw + 2, ... (see wg::consume).
+  const int cw = cfg::kPingpong ? tid / kThreads : 0;
+  tid -= cw * kThreads;
+  double *red = reinterpret_cast<double *>(base + wg::kRedBase) + cw * cfg::kWarpsM * cfg::kBN * 2;
+  constexpr int kStep = cfg::kPingpong ? 2 : 1;
+  for (int k = cw, t = blockIdx.x + cw * gridDim.x; t < wg::kTileCount;
+       k += kStep, t += kStep * gridDim.x) {
     const wg::Tile tl = wg::tileAt(t);
     float acc[kMI][kNI][4];
-    wg::consume<kNI + 0 * E>(acc[0], base, bars, tl, c0, tid);
+    wg::consume<kMI + 0 * E, kNI>(acc, base, bars, tl, k, t + gridDim.x < wg::kTileCount, tid);
     const i64 m0 = (i64)tl.plane * kOutHW + tl.start;
     if constexpr (cfg::kCReduce != 0)
       reduceTileChannels<cfg::kCReduce>(acc, b, m0, m0 + tl.rows, tid);

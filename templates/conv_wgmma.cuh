@@ -30,14 +30,19 @@
 // Pipeline: a sequence of items, each one cp.async group of the producer: box c, then the B
 // stages of chunk c, then box c + 1, ... Boxes have two buffers, B stages kStages; each buffer
 // has a full barrier (the 128 producer threads arrive when their copies have landed) and an
-// empty one (the 256 consumer threads arrive when they have read it). The producer publishes
+// empty one (the consumer threads that read it arrive when they have). The producer publishes
 // item i once item i + kLag is issued, keeping kLag + 1 groups in flight; kLag is bounded so
 // that a buffer's previous item is always published before the producer waits for it to be
 // released (see kLag).
 //
-// Accumulators: consumer warp w (0..7) holds rows 16 w + g (+8), columns 8 i + 2 t (+1), the
-// layout of the mma.sync engine with kWarpsM = 8, kWarpsN = 1, so conv_igemm's epilogue
-// serves both. TF32 only (3xTF32 convolutions keep engine 0).
+// Consumers: either both warpgroups multiply each tile (64 rows each) and run its epilogue
+// together, or (cfg::kPingpong) each takes whole tiles of its own, the block's tiles 0, 2, 4,
+// ... and 1, 3, 5, ..., the two taking turns at the products, so that one's epilogue runs
+// while the other multiplies (the ordering is in consume). Accumulators: consumer warp w
+// (0..7) holds rows 16 w + g (+8), or with kPingpong warp w (0..3) of its warpgroup rows
+// 32 w + 16 mi + g (+8), columns 8 i + 2 t (+1): the layouts of the mma.sync engine with
+// kWarpsM = 8 or 4, kWarpsN = 1, so conv_igemm's epilogue serves all. TF32 only (3xTF32
+// convolutions keep engine 0).
 //
 // Expects (namespace cfg) besides conv_igemm's constants: kCiChunk, kBoxH, kRowStride,
 // kCiStride, kWLead, kRowTiles.
@@ -63,7 +68,10 @@ constexpr int kBStage = cfg::kBN * 32;
 constexpr int kTilesPerRow = (cfg::kOutW + cfg::kBM - 1) / cfg::kBM;
 constexpr int kTilesPerPlane =
     cfg::kRowTiles ? cfg::kOutH * kTilesPerRow : (kOutHW + cfg::kBM - 1) / cfg::kBM;
+// Consumer threads, and those that read each item (both warpgroups, or with kPingpong the one
+// whose tile it is).
 constexpr int kConsumers = 256;
+constexpr int kItemReaders = cfg::kPingpong ? 128 : 256;
 // Per dim: the offset of tap t from the output position in input coordinates is
 // off0 + pos(t) (stride 1: transposed in = out + pad - t * dil, direct in = out - pad + t * dil).
 constexpr int kOff0D = cfg::kTransposed ? cfg::kPD - (cfg::kKD - 1) * cfg::kDD : -cfg::kPD;
@@ -85,10 +93,22 @@ static_assert(sinter::sm90::kProducerThreads * kTwoBlockProducerRegs +
                       kConsumers * kTwoBlockConsumerRegs <=
                   (sinter::sm90::kProducerThreads + kConsumers) * 80,
               "setmaxnreg: the consumers take no more than the producer gives back");
+// kPingpong: each consumer warpgroup holds whole 128-row tiles (two m64 wgmmas a k8 step:
+// 128 accumulators a thread at 128 channels) and the producer gives them its registers:
+// 128 x 72 + 256 x 216 = 384 x 168 (at 56 the producer's 3-D box addressing spilled).
+constexpr int kPingpongProducerRegs = 72, kPingpongConsumerRegs = 216;
+static_assert(sinter::sm90::kProducerThreads * kPingpongProducerRegs +
+                      kConsumers * kPingpongConsumerRegs <=
+                  (sinter::sm90::kProducerThreads + kConsumers) * 168,
+              "setmaxnreg: the consumers take no more than the producer gives back");
 static_assert(!kOn || cfg::kMinBlocks == 1 || (cfg::kMinBlocks == 2 && cfg::kBN == 64),
               "two blocks an SM: 64-channel tiles");
-static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsM == 8 && cfg::kWarpsN == 1),
-              "two consumer warpgroups of 64 rows, the epilogue's 8 x 1 warps");
+static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsN == 1 &&
+                       (cfg::kPingpong ? cfg::kWarpsM == 4 : cfg::kWarpsM == 8)),
+              "two consumer warpgroups of 64 rows of a tile (the epilogue's 8 x 1 warps), or "
+              "with kPingpong 128 rows each of its own tile (4 x 1 warps)");
+static_assert(!cfg::kPingpong || (cfg::kMinBlocks == 1 && cfg::kBN <= 128),
+              "alternating warpgroups: one block an SM, at most 128 accumulator columns");
 static_assert(!kOn || cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths");
 static_assert(!kOn || cfg::kMath == sinter::mma::kMathTf32, "TF32 only");
 static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
@@ -170,11 +190,11 @@ __device__ __forceinline__ void initBarriers(const Bars &bars) {
   namespace sm90 = sinter::sm90;
   for (int s = 0; s < cfg::kStages; ++s) {
     sm90::mbarInit(bars.fullB + s * 8, sm90::kProducerThreads);
-    sm90::mbarInit(bars.emptyB + s * 8, kConsumers);
+    sm90::mbarInit(bars.emptyB + s * 8, kItemReaders);
   }
   for (int s = 0; s < 2; ++s) {
     sm90::mbarInit(bars.fullX + s * 8, sm90::kProducerThreads);
-    sm90::mbarInit(bars.emptyX + s * 8, kConsumers);
+    sm90::mbarInit(bars.emptyX + s * 8, kItemReaders);
   }
 }
 
@@ -274,72 +294,118 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
     publish(i);
 }
 
-/// A consumer thread (tid 0..255) multiplies tile tl, whose first chunk is the block's chunk
-/// c0, into acc (rows 16 w + g (+8) of consumer warp w, see the header).
-template <int NI>
-__device__ __forceinline__ void consume(float (&acc)[NI][4], float *base, const Bars &bars,
-                                        const Tile &tl, int c0, int tid) {
-  static_assert(NI == cfg::kBN / 8, "a consumer thread holds 64 x kBN / 128 accumulators");
+/// A consumer thread multiplies tile tl, the block's k-th (its chunks are the block's
+/// chunks k * kChunks ..), into acc: rows (kBM / kWarpsM) w + 16 mi + g (+8) of warp w of its
+/// warpgroup, MI m64 wgmmas a k8 step (the A rows are the thread's own, so the rows of wgmma
+/// mi are the tile rows the epilogue expects), tid 0..255 (two warpgroups, one tile) or with
+/// kPingpong 0..127 (the warpgroup k % 2 of tile k alone).
+///
+/// kPingpong orders the warpgroups' products: warpgroup k % 2 starts tile k once the other has
+/// waited for every item of tile k - 1 (named barrier 4 + k % 2, arrived at by the other
+/// warpgroup where `hasNext`), so that products alternate and each epilogue runs beside the
+/// other warpgroup's products. The order is also what makes the ring's parity waits sound: an
+/// item's previous use of its slot has always been waited for when a warpgroup waits for it.
+template <int MI, int NI>
+__device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, const Bars &bars,
+                                        const Tile &tl, int k, bool hasNext, int tid) {
+  static_assert(NI == cfg::kBN / 8 && MI * 16 * cfg::kWarpsM == cfg::kBM,
+                "a consumer thread holds MI x 16 rows x kBN / 4 columns");
   namespace sm90 = sinter::sm90;
   namespace mma = sinter::mma;
   const unsigned smem0 = mma::smemAddr(base);
   const int lane = tid & 31, warp = tid >> 5, t = lane & 3;
-  // This thread's two rows (16 warp + g, +8) as box offsets; rows past the plane read row 0.
-  int rowOff[2];
+  const int c0 = k * kChunks;
+  // This thread's rows as box offsets; rows past the plane read row 0.
+  int rowOff[MI][2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    int r = 16 * warp + (lane >> 2) + 8 * h;
-    const int i = tl.start + (r < tl.rows ? r : 0);
-    const int oh = i / cfg::kOutW, ow = i % cfg::kOutW;
-    rowOff[h] = (oh - tl.hFirst) * cfg::kRowStride + ow - tl.wFirst + cfg::kWLead + kOff0W +
-                t * cfg::kCiStride;
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * (cfg::kBM / cfg::kWarpsM) + 16 * mi + (lane >> 2) + 8 * h;
+      const int i = tl.start + (r < tl.rows ? r : 0);
+      const int oh = i / cfg::kOutW, ow = i % cfg::kOutW;
+      rowOff[mi][h] = (oh - tl.hFirst) * cfg::kRowStride + ow - tl.wFirst + cfg::kWLead + kOff0W +
+                      t * cfg::kCiStride;
+    }
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < NI; ++i)
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        acc[mi][i][r] = 0.f;
+  if constexpr (cfg::kPingpong) { // predicated: no branch near the wgmmas (C7520)
+    sm90::namedBarrierIf<4, 256, false>(k > 0 && (k & 1) == 0);
+    sm90::namedBarrierIf<5, 256, false>((k & 1) == 1);
   }
-#pragma unroll
-  for (int i = 0; i < NI; ++i)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      acc[i][r] = 0.f;
 
+  // Each stage's wgmmas go out as MI commit groups, one per m64 row block, its four steps'
+  // fragments loaded just before it; waiting for all but the newest group frees the previous
+  // group's fragments, so that a thread keeps the fragments of two groups (with MI = 2 and
+  // 128 columns, two whole stages' fragments beside the 128 accumulators made ptxas serialise
+  // the wgmmas for want of registers, C7512). A B stage is released once the group after its
+  // last one has been issued and the wait has seen its last group complete.
   for (int c = 0; c < kChunks; ++c) {
     const int cg = c0 + c;
     sm90::mbarWait(bars.fullX + (cg & 1) * 8, (cg >> 1) & 1);
     const float *box = base + kBoxBase + (cg & 1) * kBoxFloats;
-    const float *r0 = box + rowOff[0], *r1 = box + rowOff[1];
 #pragma unroll
     for (int g = 0; g < kStagesPerChunk; ++g) {
       const int bi = cg * kStagesPerChunk + g, s = bi % cfg::kStages;
-      // Fragments of the stage's four steps: rows (r0, r1) x channels (t, t + 4).
-      unsigned a[4][4];
+      // The stage's B (computed once its barrier is passed where both warpgroups share the
+      // tile, as the engine always did: the same SASS as before alternation existed; ahead of
+      // the loop with kPingpong, the code that was measured).
+      unsigned bs = cfg::kPingpong ? smem0 + s * kBStage * 4 : 0;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int step = g * 4 + j < kSteps ? g * 4 + j : 0;
-        a[j][0] = mma::toTf32Operand(r0[stepOffset(step, 0)]);
-        a[j][1] = mma::toTf32Operand(r1[stepOffset(step, 0)]);
-        a[j][2] = mma::toTf32Operand(r0[stepOffset(step, 4)]);
-        a[j][3] = mma::toTf32Operand(r1[stepOffset(step, 4)]);
+      for (int mi = 0; mi < MI; ++mi) {
+        // Fragments of the stage's four steps: rows (r0, r1) x channels (t, t + 4).
+        const float *r0 = box + rowOff[mi][0], *r1 = box + rowOff[mi][1];
+        unsigned a[4][4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int step = g * 4 + j < kSteps ? g * 4 + j : 0;
+          a[j][0] = mma::toTf32Operand(r0[stepOffset(step, 0)]);
+          a[j][1] = mma::toTf32Operand(r1[stepOffset(step, 0)]);
+          a[j][2] = mma::toTf32Operand(r0[stepOffset(step, 4)]);
+          a[j][3] = mma::toTf32Operand(r1[stepOffset(step, 4)]);
+        }
+        if (g == kStagesPerChunk - 1 && mi == MI - 1)
+          sm90::mbarArrive(bars.emptyX + (cg & 1) * 8); // the box's last loads are done
+        if (mi == 0) {
+          sm90::mbarWait(bars.fullB + s * 8, (bi / cfg::kStages) & 1);
+          if constexpr (cfg::kPingpong)
+            if (g == kStagesPerChunk - 1) { // the tile's last item is waited for
+              const bool last = c == kChunks - 1 && hasNext;
+              sm90::namedBarrierIf<4, 256, true>(last && (k & 1) == 1);
+              sm90::namedBarrierIf<5, 256, true>(last && (k & 1) == 0);
+            }
+          if constexpr (!cfg::kPingpong)
+            bs = smem0 + s * kBStage * 4;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          sm90::fenceOperands(a[j]);
+        sm90::wgmmaFence();
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (g * 4 + j < kSteps)
+            sm90::wgmmaTf32(acc[mi], a[j], sm90::descriptor(bs + j * 32), 1);
+        sm90::wgmmaCommit();
+        sm90::wgmmaWait<1>();
+        // The previous stage's last group has completed.
+        if (mi == 0 && (bi > c0 * kStagesPerChunk || (!cfg::kPingpong && bi > 0)))
+          sm90::mbarArrive(bars.emptyB + ((bi - 1) % cfg::kStages) * 8);
       }
-      if (g == kStagesPerChunk - 1)
-        sm90::mbarArrive(bars.emptyX + (cg & 1) * 8); // the box's last loads are done
-      sm90::mbarWait(bars.fullB + s * 8, (bi / cfg::kStages) & 1);
-      const unsigned bs = smem0 + s * kBStage * 4;
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        sm90::fenceOperands(a[j]);
-      sm90::wgmmaFence();
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        if (g * 4 + j < kSteps)
-          sm90::wgmmaTf32(acc, a[j], sm90::descriptor(bs + j * 32), 1);
-      sm90::wgmmaCommit();
-      sm90::wgmmaWait<1>();
-      if (bi > 0)
-        sm90::mbarArrive(bars.emptyB + ((bi - 1) % cfg::kStages) * 8);
     }
     // The next chunk's first fragments take the registers of this chunk's last ones (the
     // loop over chunks is not unrolled): ptxas serialises every wgmma (C7513) unless they
     // have completed.
     sm90::wgmmaWait<0>();
   }
+  // With kPingpong the tile's last stage is this warpgroup's to release (the other one's
+  // next tile does not release it); without, the next tile's first stage releases it.
+  if constexpr (cfg::kPingpong)
+    sm90::mbarArrive(bars.emptyB + ((c0 + kChunks) * kStagesPerChunk - 1) % cfg::kStages * 8);
 }
 
 } // namespace wg

@@ -192,16 +192,20 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   };
   const WgBox box = tile.wgmma ? wgmmaBox(s, shape) : WgBox{};
   if (tile.wgmma) {
-    if (tile.bm != kWgRows || tile.warpsM != 8 || tile.warpsN != 1 || tile.bk != 32 ||
-        (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.stages < 3 ||
+    if (tile.bm != kWgRows || tile.warpsM != (tile.pingpong ? 4 : 8) || tile.warpsN != 1 ||
+        tile.bk != 32 || (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.stages < 3 ||
         tile.ciChunk % 8 || tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed ||
-        tile.minBlocks < 1 || tile.minBlocks > 2 || (tile.minBlocks == 2 && tile.bn != 64))
-      return makeError(name + ": not a conv_wgmma tile (128 x 64/128/256, 8 x 1 warps, 32-deep "
-                              "stages, chunks of 8k channels, TF32, packed rows; two blocks an "
-                              "SM only 64 channels wide)");
+        tile.minBlocks < 1 || tile.minBlocks > 2 || (tile.minBlocks == 2 && tile.bn != 64) ||
+        (tile.pingpong && (tile.minBlocks != 1 || tile.bn > 128)))
+      return makeError(name + ": not a conv_wgmma tile (128 x 64/128/256, 8 x 1 warps or 4 x 1 "
+                              "alternating, 32-deep stages, chunks of 8k channels, TF32, packed "
+                              "rows; two blocks an SM only 64 channels wide; alternating "
+                              "warpgroups one block an SM, at most 128 wide)");
     if (wgmmaSharedBytes(tile, box, s.accumulateStats) > sharedPerBlock(tile.minBlocks))
       return makeError(name + ": the input box of conv_wgmma does not fit shared memory" +
                        (tile.minBlocks > 1 ? " (two blocks an SM)" : ""));
+  } else if (tile.pingpong) {
+    return makeError(name + ": alternating warpgroups are conv_wgmma's (engine 1)");
   }
   if ((s.channelReduce || s.softmax) &&
       (!tile.wgmma || s.groups != 1 || tile.bn < coutG || s.accumulateStats || !s.storeOutput))
@@ -254,6 +258,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constant("kWarpsN", tile.warpsN);
   w.constant("kStages", tile.stages);
   w.constant("kMinBlocks", tile.minBlocks);
+  w.constantBool("kPingpong", tile.pingpong);
   w.constant("kMath", tensorCoreMathConstant(s.math));
   w.constantBool("kPackedB", bRows.packed);
   w.constant("kBSlot", bRows.slot);
@@ -291,10 +296,13 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
     k.launch.grid = {unsigned((rows + tile.bm - 1) / tile.bm),
                      unsigned((coutG + tile.bn - 1) / tile.bn), unsigned(s.groups)};
   }
-  k.launch.block = {unsigned(32 * tile.warpsM * tile.warpsN + (tile.wgmma ? 128 : 0)), 1, 1};
+  k.launch.block = {
+      unsigned(32 * tile.warpsM * tile.warpsN * (tile.pingpong ? 2 : 1) + (tile.wgmma ? 128 : 0)),
+      1, 1};
   k.launch.sharedBytes = unsigned(sharedBytes);
   const std::string engine =
-      tile.wgmma ? "wgmma, 2+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
+      tile.wgmma ? std::string("wgmma, 2") + (tile.pingpong ? " alternating" : "") +
+                       "+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
                        std::to_string(tile.ciChunk) + " channels, "
                  : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
@@ -581,6 +589,18 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       c.ciChunk /= 2;
     if (fits(c))
       t = c;
+  }
+  // One block an SM: the two consumer warpgroups take whole tiles in turn (pingpong), so
+  // that one's epilogue runs beside the other's products. Measured against both warpgroups
+  // on each tile (H200, 2026-11-28, full-size corpus graphs, same run): 64 -> 128 and
+  // 64 -> 64 3x3 convolutions with their chains 1.27-1.45x, a 3-D one with plane sums
+  // 1.32x, a ConvTranspose2d with a norm's statistics 1.14x. Not where the epilogue folds
+  // each position's channels into one value (a reduction over the channels): it stores
+  // 1 / bn of the tile, so there is little to hide, and one warpgroup's products alone ran
+  // slower (a first build: conv2d_kb32_scale_min_c 0.90x, conv1d_max_c_sigmoid 0.94x).
+  if (t.minBlocks == 1 && t.bn <= 128 && !s.channelReduce) {
+    t.pingpong = true;
+    t.warpsM = 4;
   }
   return t;
 }

@@ -77,12 +77,18 @@ struct ConvIgemmTile {
   /// chosen).
   bool wgmma = false;
   int ciChunk = 0;
+  /// Engine 1 with each consumer warpgroup on whole tiles of its own, the two taking turns
+  /// at the products (warpsM 4: a warpgroup's 4 warps hold the 128 rows), so that one's
+  /// epilogue runs beside the other's products. One block an SM, bn at most 128.
+  bool pingpong = false;
 };
 
 /// The engine-1 tile for `s` (every kernel of it on the input-box engine), or none when
 /// `s` does not fit it: not TF32, no wgmma target, a strided input walk, or a box too large
 /// for shared memory. whyNot gets the reason. 64-channel tiles of a reduction of at most 512
-/// terms run two blocks an SM where their boxes fit (minBlocks 2).
+/// terms run two blocks an SM where their boxes fit (minBlocks 2); tiles of one block an SM
+/// alternate their consumer warpgroups (pingpong) unless the epilogue reduces over the
+/// channels.
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// Whether emitConvIgemm runs `s` with a softmax (ConvSpec::softmax) or else a reduction

@@ -13,6 +13,7 @@
 #include "compiler/Explain.h"
 #include "ir/Parser.h"
 
+#include <optional>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -301,6 +302,48 @@ TEST(ConvTemplateChoice, ShallowSixtyFourChannelWgmmaConvolutionsRunTwoBlocksAnS
     EXPECT_EQ(one[0].second, 1u) << one[0].first;
     EXPECT_EQ(one[0].first.find("blocks/SM"), std::string::npos) << one[0].first;
   }
+}
+
+// At one block an SM the input-box engine's two consumer warpgroups take whole tiles in turn
+// (384 threads: the producer and two warpgroups of 4 warps), so that one's epilogue runs
+// beside the other's products; not where the epilogue reduces each position's channels to
+// one value (little to hide; one warpgroup's products alone were slower there).
+TEST(ConvTemplateChoice, OneBlockWgmmaConvolutionsAlternateTheirConsumerWarpgroups) {
+  auto convKernel = [](const std::string &text) {
+    auto graphs = parseSir(text, "t.sir");
+    EXPECT_TRUE(bool(graphs)) << (graphs ? "" : llvm::toString(graphs.takeError()));
+    std::optional<KernelSource> out;
+    if (!graphs)
+      return out;
+    auto r = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
+    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+    if (r)
+      for (const PlannedKernel &k : r->plan.kernels)
+        if (k.source.templateName == "conv_igemm.cuh")
+          out = k.source;
+    return out;
+  };
+  const std::string conv = "graph g(%x: f32[2,64,16,128], %w: param f32[128,64,3,3], %b: param "
+                           "f32[128]) { %y = conv(%x, %w, %b) %r = relu(%y) ";
+  auto alternating = convKernel(conv + "return %r }");
+  ASSERT_TRUE(alternating.has_value());
+  EXPECT_NE(alternating->tileConfig.find("128x128x32, wgmma, 2 alternating+1 warpgroups"),
+            std::string::npos)
+      << alternating->tileConfig;
+  EXPECT_EQ(alternating->launch.block[0], 384u);
+  EXPECT_EQ(alternating->launch.persistentPerSm, 1u);
+  EXPECT_NE(alternating->source.find("constexpr bool kPingpong = true;"), std::string::npos);
+  EXPECT_NE(alternating->source.find("constexpr int kWarpsM = 4;"), std::string::npos);
+
+  auto reduced = convKernel(conv + "%m = min(%r) {dims = [1]} return %m }");
+  ASSERT_TRUE(reduced.has_value());
+  EXPECT_NE(reduced->tileConfig.find("wgmma, 2+1 warpgroups"), std::string::npos)
+      << reduced->tileConfig;
+  EXPECT_NE(reduced->tileConfig.find("then a min over the channels"), std::string::npos)
+      << reduced->tileConfig;
+  EXPECT_EQ(reduced->launch.block[0], 384u);
+  EXPECT_NE(reduced->source.find("constexpr bool kPingpong = false;"), std::string::npos);
+  EXPECT_NE(reduced->source.find("constexpr int kWarpsM = 8;"), std::string::npos);
 }
 
 // A conv + gelu + group norm of a few (n, group)s stays on two kernels (the planner's size

@@ -645,20 +645,39 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
         << k.name << " " << k.tileConfig;
     EXPECT_EQ(registers, 80) << k.name << " " << k.tileConfig;
   };
-  if (chosen->minBlocks == 2) {
+  // Alternating warpgroups: the consumers take the producer's registers (setmaxnreg 72 /
+  // 216), which adds up only if the block launches with the 168 a thread that one block of
+  // 384 threads allows. No spills, no serialised wgmmas.
+  auto checkPingpong = [](const KernelSource &k) {
+    EXPECT_EQ(k.launch.persistentPerSm, 1u) << k.name;
+    EXPECT_EQ(k.launch.block[0], 384u) << k.name;
+    EXPECT_NE(k.tileConfig.find("2 alternating+1 warpgroups"), std::string::npos) << k.tileConfig;
+    int registers = 0;
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true, &registers), "")
+        << k.name << " " << k.tileConfig;
+    EXPECT_EQ(registers, 168) << k.name << " " << k.tileConfig;
+  };
+  if (chosen->minBlocks == 2 || chosen->pingpong) {
     auto own = emitConvIgemm(c.spec, *chosen);
     ASSERT_TRUE(bool(own)) << llvm::toString(own.takeError());
     for (const KernelSource &k : *own)
-      if (k.templateName == "conv_igemm.cuh")
-        checkTwoBlocks(k);
+      if (k.templateName == "conv_igemm.cuh") {
+        if (chosen->pingpong)
+          checkPingpong(k);
+        else
+          checkTwoBlocks(k);
+      }
   }
   for (int bn : {64, 128})
     for (int stages : {3, 6})
-      for (int blocks : {1, 2}) {
+      for (int mode : {0, 1, 2}) { // two consumer warpgroups a tile, alternating, two blocks
+        const int blocks = mode == 2 ? 2 : 1;
         ConvIgemmTile t = *chosen;
         t.bn = bn;
         t.stages = stages;
         t.minBlocks = blocks;
+        t.pingpong = mode == 1;
+        t.warpsM = mode == 1 ? 4 : 8;
         auto forced = emitConvIgemm(c.spec, t);
         if (blocks == 2 && bn != 64) { // two blocks an SM leave too few registers
           EXPECT_FALSE(bool(forced)) << c.spec.kernelName;
@@ -675,10 +694,25 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
         for (const KernelSource &k : *forced) {
           if (k.templateName == "conv_igemm.cuh" && blocks == 2)
             checkTwoBlocks(k);
+          else if (k.templateName == "conv_igemm.cuh" && t.pingpong)
+            checkPingpong(k);
           else
             EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
         }
       }
+  // Alternating warpgroups are refused where they cannot run: two blocks an SM, 256 columns.
+  for (auto [bn, blocks] : {std::pair{256, 1}, std::pair{64, 2}}) {
+    ConvIgemmTile t = *chosen;
+    t.bn = bn;
+    t.minBlocks = blocks;
+    t.pingpong = true;
+    t.warpsM = 4;
+    auto refused = emitConvIgemm(c.spec, t);
+    EXPECT_FALSE(bool(refused)) << c.spec.kernelName;
+    if (!refused)
+      EXPECT_NE(llvm::toString(refused.takeError()).find("alternating warpgroups one block"),
+                std::string::npos);
+  }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
                          ::testing::Range(size_t(0), convCases().size()));
@@ -947,7 +981,7 @@ TEST(Dump, ForGpuHarness) {
   // Every conv case that fits the input-box wgmma engine in TF32 also runs on it (suffix _wg,
   // with engine 1's chosen tile even where conv_shift.cuh would be chosen);
   // benchmarked ones also with other widths, B stage counts and (64-wide tiles) one and two
-  // blocks an SM (suffix _wgt<i>).
+  // blocks an SM (suffix _wgt<i>; one block an SM on alternating warpgroups).
   std::map<std::string, ConvIgemmTile> forcedConvTiles;
   for (size_t i = 0, e = convs.size(); i < e; ++i) {
     ConvCase c = convs[i];
@@ -960,6 +994,15 @@ TEST(Dump, ForGpuHarness) {
     c.spec.kernelName = name + "_wg";
     forcedConvTiles[c.spec.kernelName] = *chosen; // engine 1 even where conv_shift is chosen
     convs.push_back(c);
+    // The chosen tile of alternating warpgroups also with both warpgroups on each tile (_wgco).
+    if (chosen->pingpong) {
+      ConvIgemmTile both = *chosen;
+      both.pingpong = false;
+      both.warpsM = 8;
+      c.spec.kernelName = name + "_wgco";
+      forcedConvTiles[c.spec.kernelName] = both;
+      convs.push_back(c);
+    }
     if (!c.bench)
       continue;
     int t = 0;
@@ -972,6 +1015,8 @@ TEST(Dump, ForGpuHarness) {
           forced.bn = bn;
           forced.stages = stages;
           forced.minBlocks = blocks;
+          forced.pingpong = blocks == 1;
+          forced.warpsM = blocks == 1 ? 4 : 8;
           c.spec.kernelName = name + "_wgt" + std::to_string(t++);
           forcedConvTiles[c.spec.kernelName] = forced;
           convs.push_back(c);
