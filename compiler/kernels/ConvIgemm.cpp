@@ -283,7 +283,6 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   k.templateName = "conv_igemm.cuh";
   k.source = w.finish();
   const int64_t outVol = volume(shape.out), rows = s.N * outVol, taps = volume(shape.kernel);
-  const int64_t plane = shape.out[1] * shape.out[2];
   if (tile.wgmma) {
     // Persistent: one block per tile at most; the runtime launches at most one per SM and
     // each block strides over the tiles.

@@ -205,22 +205,31 @@ TEST(ConvTemplateChoice, ExplainNamesThePhaseOfEachKernel) {
   EXPECT_NE(text.find("g_k0_conv_transpose_p2"), std::string::npos) << text;
 }
 
+/// The conv_igemm kernels of `text` planned for `arch` at `precision`.
+std::vector<KernelSource> convIgemmKernels(const std::string &text, const char *arch,
+                                           Precision precision = Precision::Auto) {
+  auto graphs = parseSir(text, "t.sir");
+  EXPECT_TRUE(bool(graphs));
+  std::vector<KernelSource> out;
+  if (!graphs)
+    return out;
+  auto r = runPipeline(graphs->front(), {precision, arch, false});
+  EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+  if (!r)
+    return out;
+  for (const PlannedKernel &k : r->plan.kernels)
+    if (k.source.templateName == "conv_igemm.cuh")
+      out.push_back(k.source);
+  return out;
+}
+
 /// The tile descriptions of the conv_igemm kernels of `text` planned for `arch` at
 /// `precision`, and whether each is launched persistently.
 std::vector<std::pair<std::string, bool>> convTiles(const std::string &text, const char *arch,
                                                     Precision precision = Precision::Auto) {
-  auto graphs = parseSir(text, "t.sir");
-  EXPECT_TRUE(bool(graphs));
   std::vector<std::pair<std::string, bool>> tiles;
-  if (!graphs)
-    return tiles;
-  auto r = runPipeline(graphs->front(), {precision, arch, false});
-  EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
-  if (!r)
-    return tiles;
-  for (const PlannedKernel &k : r->plan.kernels)
-    if (k.source.templateName == "conv_igemm.cuh")
-      tiles.push_back({k.source.tileConfig, k.source.launch.persistent});
+  for (const KernelSource &k : convIgemmKernels(text, arch, precision))
+    tiles.push_back({k.tileConfig, k.launch.persistent});
   return tiles;
 }
 
@@ -269,18 +278,10 @@ TEST(ConvTemplateChoice, Sm90aRunsStrideOneTf32ConvolutionsOnTheWgmmaEngine) {
 TEST(ConvTemplateChoice, ShallowSixtyFourChannelWgmmaConvolutionsRunTwoBlocksAnSm) {
   auto launches = [](const std::string &text) {
     std::vector<std::pair<std::string, unsigned>> out;
-    auto graphs = parseSir(text, "t.sir");
-    EXPECT_TRUE(bool(graphs));
-    if (!graphs)
-      return out;
-    auto r = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
-    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
-    if (r)
-      for (const PlannedKernel &k : r->plan.kernels)
-        if (k.source.templateName == "conv_igemm.cuh") {
-          EXPECT_TRUE(k.source.launch.persistent) << k.source.tileConfig;
-          out.push_back({k.source.tileConfig, k.source.launch.persistentPerSm});
-        }
+    for (const KernelSource &k : convIgemmKernels(text, "sm_90a")) {
+      EXPECT_TRUE(k.launch.persistent) << k.tileConfig;
+      out.push_back({k.tileConfig, k.launch.persistentPerSm});
+    }
     return out;
   };
   auto conv = [](int cin, int cout) {
@@ -310,18 +311,9 @@ TEST(ConvTemplateChoice, ShallowSixtyFourChannelWgmmaConvolutionsRunTwoBlocksAnS
 // one value (little to hide; one warpgroup's products alone were slower there).
 TEST(ConvTemplateChoice, OneBlockWgmmaConvolutionsAlternateTheirConsumerWarpgroups) {
   auto convKernel = [](const std::string &text) {
-    auto graphs = parseSir(text, "t.sir");
-    EXPECT_TRUE(bool(graphs)) << (graphs ? "" : llvm::toString(graphs.takeError()));
-    std::optional<KernelSource> out;
-    if (!graphs)
-      return out;
-    auto r = runPipeline(graphs->front(), {Precision::Auto, "sm_90a", false});
-    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
-    if (r)
-      for (const PlannedKernel &k : r->plan.kernels)
-        if (k.source.templateName == "conv_igemm.cuh")
-          out = k.source;
-    return out;
+    std::vector<KernelSource> ks = convIgemmKernels(text, "sm_90a");
+    EXPECT_EQ(ks.size(), 1u);
+    return ks.empty() ? std::optional<KernelSource>() : std::optional<KernelSource>(ks.front());
   };
   const std::string conv = "graph g(%x: f32[2,64,16,128], %w: param f32[128,64,3,3], %b: param "
                            "f32[128]) { %y = conv(%x, %w, %b) %r = relu(%y) ";
