@@ -704,11 +704,15 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
   tid -= cw * kThreads;
   double *red = reinterpret_cast<double *>(base + wg::kRedBase) + cw * cfg::kWarpsM * cfg::kBN * 2;
   constexpr int kStep = cfg::kPingpong ? 2 : 1;
+  // The tile's first chunk: a running count, or with kPingpong k * kChunks (each as
+  // measured; the two give different SASS).
+  int c0 = 0;
   for (int k = cw, t = blockIdx.x + cw * gridDim.x; t < wg::kTileCount;
-       k += kStep, t += kStep * gridDim.x) {
+       k += kStep, t += kStep * gridDim.x, c0 += wg::kChunks) {
     const wg::Tile tl = wg::tileAt(t);
     float acc[kMI][kNI][4];
-    wg::consume<kMI + 0 * E, kNI>(acc, base, bars, tl, k, t + gridDim.x < wg::kTileCount, tid);
+    wg::consume<kMI + 0 * E, kNI>(acc, base, bars, tl, cfg::kPingpong ? k * wg::kChunks : c0, k,
+                                  t + gridDim.x < wg::kTileCount, tid);
     const i64 m0 = (i64)tl.plane * kOutHW + tl.start;
     if constexpr (cfg::kCReduce != 0)
       reduceTileChannels<cfg::kCReduce>(acc, b, m0, m0 + tl.rows, tid);

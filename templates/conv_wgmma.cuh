@@ -295,7 +295,7 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
 }
 
 /// A consumer thread multiplies tile tl, the block's k-th (its chunks are the block's
-/// chunks k * kChunks ..), into acc: rows (kBM / kWarpsM) w + 16 mi + g (+8) of warp w of its
+/// chunks c0 = k * kChunks ..), into acc: rows (kBM / kWarpsM) w + 16 mi + g (+8) of warp w of its
 /// warpgroup, MI m64 wgmmas a k8 step (the A rows are the thread's own, so the rows of wgmma
 /// mi are the tile rows the epilogue expects), tid 0..255 (two warpgroups, one tile) or with
 /// kPingpong 0..127 (the warpgroup k % 2 of tile k alone).
@@ -307,14 +307,13 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
 /// item's previous use of its slot has always been waited for when a warpgroup waits for it.
 template <int MI, int NI>
 __device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, const Bars &bars,
-                                        const Tile &tl, int k, bool hasNext, int tid) {
+                                        const Tile &tl, int c0, int k, bool hasNext, int tid) {
   static_assert(NI == cfg::kBN / 8 && MI * 16 * cfg::kWarpsM == cfg::kBM,
                 "a consumer thread holds MI x 16 rows x kBN / 4 columns");
   namespace sm90 = sinter::sm90;
   namespace mma = sinter::mma;
   const unsigned smem0 = mma::smemAddr(base);
   const int lane = tid & 31, warp = tid >> 5, t = lane & 3;
-  const int c0 = k * kChunks;
   // This thread's rows as box offsets; rows past the plane read row 0.
   int rowOff[MI][2];
 #pragma unroll
@@ -392,8 +391,9 @@ __device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, co
             sm90::wgmmaTf32(acc[mi], a[j], sm90::descriptor(bs + j * 32), 1);
         sm90::wgmmaCommit();
         sm90::wgmmaWait<1>();
-        // The previous stage's last group has completed.
-        if (mi == 0 && (bi > c0 * kStagesPerChunk || (!cfg::kPingpong && bi > 0)))
+        // The previous stage's last group has completed (with kPingpong, if it is this
+        // tile's).
+        if (mi == 0 && (cfg::kPingpong ? bi > c0 * kStagesPerChunk : bi > 0))
           sm90::mbarArrive(bars.emptyB + ((bi - 1) % cfg::kStages) * 8);
       }
     }
