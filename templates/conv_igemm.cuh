@@ -704,8 +704,9 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
   tid -= cw * kThreads;
   double *red = reinterpret_cast<double *>(base + wg::kRedBase) + cw * cfg::kWarpsM * cfg::kBN * 2;
   constexpr int kStep = cfg::kPingpong ? 2 : 1;
-  // The tile's first chunk: a running count, or with kPingpong k * kChunks (each as
-  // measured; the two give different SASS).
+  // The tile's first chunk in the block's sequence of items: k * kChunks. Without kPingpong
+  // every tile is this warpgroup's and a running count c0 gives the same value (and the
+  // SASS of before alternation existed).
   int c0 = 0;
   for (int k = cw, t = blockIdx.x + cw * gridDim.x; t < wg::kTileCount;
        k += kStep, t += kStep * gridDim.x, c0 += wg::kChunks) {
