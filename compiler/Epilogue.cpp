@@ -52,19 +52,32 @@ std::string broadcastOffset(const IndexSpace &space, llvm::ArrayRef<int64_t> ope
   std::string expr;
   unsigned begin = 0;
   for (const auto &[end, var] : space.runs) {
-    // Within a run, dim d's coordinate is (var / inner) % extent.
+    // Within a run, dim d's coordinate is (var / inner) % extent. Neighbouring dims that the
+    // operand lays out as the space does (d's stride is d + 1's times d + 1's extent) are one
+    // coordinate: a run the operand holds whole is var itself, with no division.
     int64_t inner = 1;
     for (int d = int(end) - 1; d >= int(begin); --d) {
-      if (strides[d] != 0) {
-        std::string coord = "(sinter::i64)" + var;
-        if (inner != 1)
-          coord = "(" + coord + " / " + std::to_string(inner) + "LL)";
-        if (d != int(begin))
-          coord = "(" + coord + " % " + std::to_string(space.shape[d]) + "LL)";
-        std::string term = strides[d] == 1 ? coord : coord + " * " + std::to_string(strides[d]) + "LL";
-        expr += (expr.empty() ? "" : " + ") + term;
+      if (strides[d] == 0) {
+        inner *= space.shape[d];
+        continue;
       }
-      inner *= space.shape[d];
+      int lo = d;
+      int64_t extent = space.shape[d];
+      while (lo > int(begin) && strides[lo - 1] != 0 &&
+             strides[lo - 1] == strides[lo] * space.shape[lo]) {
+        --lo;
+        extent *= space.shape[lo];
+      }
+      std::string coord = "(sinter::i64)" + var;
+      if (inner != 1)
+        coord = "(" + coord + " / " + std::to_string(inner) + "LL)";
+      if (lo != int(begin))
+        coord = "(" + coord + " % " + std::to_string(extent) + "LL)";
+      std::string term =
+          strides[d] == 1 ? coord : coord + " * " + std::to_string(strides[d]) + "LL";
+      expr += (expr.empty() ? "" : " + ") + term;
+      inner *= extent;
+      d = lo;
     }
     begin = end;
   }
