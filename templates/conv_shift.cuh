@@ -137,6 +137,19 @@ constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBoxRo
 constexpr int kStagePitch = cfg::kBN + 8; // floats; float2 writes of 16 lanes hit 32 banks
 constexpr unsigned kStagingOffset = cfg::kStages * kStageBytes + cfg::kStages * 16;
 constexpr int kLineLen = cfg::kSW * cfg::kBN;
+constexpr int kSliceLines = 64 / cfg::kSW; // lines of a warpgroup's staged rows
+// Lines whose values an epilogue that reads tensors works out before it stores any of them
+// (storeStagedLines): 2 (4 spilled convt3d_s2_skip_mul_tanh's storers and was 9% slower on
+// convt2d_kb5_sub_tanh), at most a warp's share of a slice's lines, so that every batch lies
+// in the slice (both are powers of two). SINTER_LINE_BATCH overrides it in timing builds.
+#ifndef SINTER_LINE_BATCH
+#define SINTER_LINE_BATCH 2
+#endif
+constexpr int kLineBatch =
+    !cfg::kEpilogueReadsTensors || kSliceLines < 8
+        ? 1
+        : (SINTER_LINE_BATCH < kSliceLines / 4 ? SINTER_LINE_BATCH : kSliceLines / 4);
+static_assert(kSliceLines % (4 * kLineBatch) == 0 || kLineBatch == 1, "whole batches of lines");
 
 static_assert(cfg::kBM == 64 || cfg::kBM == 128 || cfg::kBM == 256, "1, 2 or 4 warpgroups");
 static_assert(cfg::kBM * cfg::kBN <= 128 * 256, "at most 128 accumulators a thread");
@@ -394,7 +407,6 @@ __device__ __forceinline__ void stageAccumulators(float (&acc)[NI][4], int tid, 
 __device__ __forceinline__ void storeStagedLines(const Tile &tl, int wg0, int wg1, int warp,
                                                  int lane, const sinter::Buffers &b,
                                                  const float *stBase) {
-  (void)cfg::kEpilogueReadsTensors; // only storeTile's pair stores depend on it
   const float *bias = sinter::slot<const float>(b, 2);
   float *y = sinter::slot<float>(b, 3);
   double *stats = sinter::slot<double>(b, 4);
@@ -437,66 +449,128 @@ __device__ __forceinline__ void storeStagedLines(const Tile &tl, int wg0, int wg
       }
     }
   }
-  for (int wg = wg0; wg < wg1; ++wg) {
-    const float *st = stBase + wg * 64 * kStagePitch;
-    for (int line = warp; line < 64 / cfg::kSW; line += 4) {
-      const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
-      if (!kWholeM && vr >= cfg::kRowsK)
-        break; // rows past the k group's are the slice's last
-      const int inGroup = vr % kRowsG, phi = inGroup % kPhases, dh = phi / cfg::kSW;
-      const int c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
-      const float bv = cfg::kHasBias ? bias[c] : 0.f;
-      const int phD = dh / cfg::kSH + cfg::kBaseD, phH = dh % cfg::kSH + cfg::kBaseH;
-      const int lineSp = (phD * cfg::kOutH + phH) * cfg::kOutW;
-      const Off lineOff = Off(c) * Off(kOutVol) + Off(lineSp);
-      const float *src = st + (r0 + pwPhase) * kStagePitch + lane / cfg::kSW;
-      float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
+  // Line `line` of a slice: its channel, (D, H) phase, bias and offsets; `ok` false past the
+  // k group's rows (those are the slice's last).
+  struct Line {
+    bool ok;
+    int c, dh, phD, phH, lineSp;
+    float bv;
+    Off off;
+    const float *src;
+  };
+  auto lineAt = [&](const float *st, int wg, int line) {
+    Line l;
+    const int r0 = line * cfg::kSW, vr = tl.m0 + wg * 64 + r0;
+    l.ok = kWholeM || vr < cfg::kRowsK;
+    const int inGroup = vr % kRowsG, phi = inGroup % kPhases;
+    l.dh = phi / cfg::kSW;
+    l.c = (tl.grp * kGroupsPerK + vr / kRowsG) * kCoutG + inGroup / kPhases;
+    l.bv = cfg::kHasBias && l.ok ? bias[l.c] : 0.f;
+    l.phD = l.dh / cfg::kSH + cfg::kBaseD;
+    l.phH = l.dh % cfg::kSH + cfg::kBaseH;
+    l.lineSp = (l.phD * cfg::kOutH + l.phH) * cfg::kOutW;
+    l.off = Off(l.c) * Off(kOutVol) + Off(l.lineSp);
+    l.src = st + (r0 + pwPhase) * kStagePitch + lane / cfg::kSW;
+    return l;
+  };
+  // Whether element k of line l lies in the output.
+  auto inOutput = [&](const Line &l, int k) {
+    if constexpr (kMasks)
+      return bool((colMask[k] >> l.dh) & 1u);
+    else
+      return colOk[k] && unsigned(colSD[k] + l.phD) < unsigned(cfg::kOutD) &&
+             unsigned(colSH[k] + l.phH) < unsigned(cfg::kOutH);
+  };
+  // Element k's value: the staged sum, the bias, the fused chain; where it is not in the
+  // output, the chain reads the tensors at position 0 of image 0 (in bounds) and the value is
+  // not stored.
+  auto value = [&](const Line &l, int k, bool ok) {
+    float v = l.src[32 / cfg::kSW * k];
+    if constexpr (cfg::kHasBias)
+      v += l.bv; // no add of zero without a bias: -0.f + 0.f is not -0.f
+    return Epilogue{}(v, ok ? colN[k] : 0, l.c, ok ? colSp[k] + l.lineSp : 0, b);
+  };
+  float sum0 = 0.f, sq0 = 0.f, sum1 = 0.f, sq1 = 0.f;
+  auto emit = [&](const Line &l, int k, float v) {
+    const int n = colN[k];
+    if constexpr (cfg::kStoreOutput)
+      y[colOff[k] + l.off] = v;
+    if constexpr (cfg::kAccumulateStats) {
+      if (n == n0) {
+        sum0 += v;
+        sq0 += v * v;
+      } else if (n == n0 + 1) {
+        sum1 += v;
+        sq1 += v * v;
+      } else {
+        atomicAdd(&stats[((i64)n * cfg::kCout + l.c) * 2 + 0], (double)v);
+        atomicAdd(&stats[((i64)n * cfg::kCout + l.c) * 2 + 1], (double)v * v);
+      }
+    }
+  };
+  auto lineStats = [&](const Line &l) {
+    if constexpr (cfg::kAccumulateStats) {
 #pragma unroll
-      for (int k = 0; k < kPerLane; ++k) {
-        bool ok;
-        if constexpr (kMasks)
-          ok = (colMask[k] >> dh) & 1u;
-        else
-          ok = colOk[k] && unsigned(colSD[k] + phD) < unsigned(cfg::kOutD) &&
-               unsigned(colSH[k] + phH) < unsigned(cfg::kOutH);
-        if (!ok)
-          continue;
-        const int n = colN[k];
-        float v = src[32 / cfg::kSW * k];
-        if constexpr (cfg::kHasBias)
-          v += bv; // no add of zero without a bias: -0.f + 0.f is not -0.f
-        v = Epilogue{}(v, n, c, colSp[k] + lineSp, b);
-        if constexpr (cfg::kStoreOutput)
-          y[colOff[k] + lineOff] = v;
-        if constexpr (cfg::kAccumulateStats) {
-          if (n == n0) {
-            sum0 += v;
-            sq0 += v * v;
-          } else if (n == n0 + 1) {
-            sum1 += v;
-            sq1 += v * v;
-          } else {
-            atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 0], (double)v);
-            atomicAdd(&stats[((i64)n * cfg::kCout + c) * 2 + 1], (double)v * v);
-          }
+      for (int o = 16; o > 0; o >>= 1) {
+        sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
+        sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
+        sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
+        sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
+      }
+      if (lane == 0) {
+        const i64 at = ((i64)n0 * cfg::kCout + l.c) * 2;
+        atomicAdd(&stats[at], (double)sum0);
+        atomicAdd(&stats[at + 1], (double)sq0);
+        if (n0 + 1 < cfg::kN && (sum1 != 0.f || sq1 != 0.f)) {
+          atomicAdd(&stats[at + 2 * cfg::kCout], (double)sum1);
+          atomicAdd(&stats[at + 2 * cfg::kCout + 1], (double)sq1);
         }
       }
-      if constexpr (cfg::kAccumulateStats) {
+    }
+  };
+  for (int wg = wg0; wg < wg1; ++wg) {
+    const float *st = stBase + wg * 64 * kStagePitch;
+    if constexpr (kLineBatch == 1) {
+      for (int line = warp; line < kSliceLines; line += 4) {
+        const Line l = lineAt(st, wg, line);
+        if (!l.ok)
+          break;
+        sum0 = sq0 = sum1 = sq1 = 0.f;
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-          sum0 += __shfl_xor_sync(0xffffffffu, sum0, o);
-          sq0 += __shfl_xor_sync(0xffffffffu, sq0, o);
-          sum1 += __shfl_xor_sync(0xffffffffu, sum1, o);
-          sq1 += __shfl_xor_sync(0xffffffffu, sq1, o);
+        for (int k = 0; k < kPerLane; ++k)
+          if (inOutput(l, k))
+            emit(l, k, value(l, k, true));
+        lineStats(l);
+      }
+    } else {
+      // An epilogue that reads tensors loads inside Epilogue, and a warp issues in order: a
+      // load whose value the next instruction uses holds back every load after it, and a load
+      // placed after a store is not moved above it. So element by element each load would be
+      // a round trip of its own (convt3d_kb26's residual input: 4.9 ms, ~0.5 us an element).
+      // The values of kLineBatch lines are worked out before any is stored, without branches
+      // (a branch around each element kept its load behind the one before), so that their
+      // loads are in flight together.
+      for (int line0 = warp; line0 < kSliceLines; line0 += 4 * kLineBatch) {
+        Line l[kLineBatch];
+        float v[kLineBatch][kPerLane];
+#pragma unroll
+        for (int j = 0; j < kLineBatch; ++j) {
+          l[j] = lineAt(st, wg, line0 + 4 * j);
+          l[j].c = l[j].ok ? l[j].c : 0; // a channel in bounds for the chain's reads
+#pragma unroll
+          for (int k = 0; k < kPerLane; ++k)
+            v[j][k] = value(l[j], k, l[j].ok && inOutput(l[j], k));
         }
-        if (lane == 0) {
-          const i64 at = ((i64)n0 * cfg::kCout + c) * 2;
-          atomicAdd(&stats[at], (double)sum0);
-          atomicAdd(&stats[at + 1], (double)sq0);
-          if (n0 + 1 < cfg::kN && (sum1 != 0.f || sq1 != 0.f)) {
-            atomicAdd(&stats[at + 2 * cfg::kCout], (double)sum1);
-            atomicAdd(&stats[at + 2 * cfg::kCout + 1], (double)sq1);
-          }
+#pragma unroll
+        for (int j = 0; j < kLineBatch; ++j) {
+          if (!l[j].ok)
+            break;
+          sum0 = sq0 = sum1 = sq1 = 0.f;
+#pragma unroll
+          for (int k = 0; k < kPerLane; ++k)
+            if (inOutput(l[j], k))
+              emit(l[j], k, v[j][k]);
+          lineStats(l[j]);
         }
       }
     }
