@@ -1027,6 +1027,51 @@ def _(g, s):
     g.ret(g.op("o", "max", r, dims=[1]))
 
 
+@corpus("conv2d_res_relu")
+def _(g, s):
+    n, hw = s(32, 2), s(128, 10)
+    g.doc = "ReLU(Conv2d(64->64, k=3, pad=1)(x) + x) (a residual block's tail: the input read again)"
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv(g, "y", x, 64, 3, padding=1)
+    a = g.op("a", "add", y, x)
+    g.ret(g.op("o", "relu", a))
+
+
+@corpus("convt2d_s2_skip_add_relu")
+def _(g, s):
+    n, hw = s(16, 2), s(64, 6)
+    g.doc = ("ReLU(ConvTranspose2d(128->64, k=3, stride=2, pad=1, output_padding=1)(x) + skip) "
+             "(a U-Net decoder step: the skip connection is a second input)")
+    x = g.input("x", [n, 128, hw, hw])
+    skip = g.input("skip", [n, 64, 2 * hw, 2 * hw])
+    y = conv_t(g, "y", x, 64, 3, stride=2, padding=1, output_padding=1)
+    a = g.op("a", "add", y, skip)
+    g.ret(g.op("o", "relu", a))
+
+
+@corpus("convt3d_s2_skip_mul_tanh")
+def _(g, s):
+    n, d = s(16, 1), s(16, 5)
+    g.doc = ("tanh(ConvTranspose3d(64->32, k=3, stride=2, pad=1, output_padding=1)(x) * gate) "
+             "(a gate of the output's full shape)")
+    x = g.input("x", [n, 64, d, d, d])
+    gate = g.input("gate", [n, 32, 2 * d, 2 * d, 2 * d])
+    y = conv_t(g, "y", x, 32, 3, stride=2, padding=1, output_padding=1)
+    a = g.op("a", "mul", y, gate)
+    g.ret(g.op("o", "tanh", a))
+
+
+@corpus("gemm_res_gelu")
+def _(g, s):
+    m, k = s(8192, 8), s(2048, 64)
+    g.doc = f"GELU(Linear({k}->{k})(x) + r) (a residual stream r of the output's shape)"
+    x = g.input("x", [m, k])
+    r = g.input("r", [m, k])
+    y = linear(g, "y", x, k)
+    a = g.op("a", "add", y, r)
+    g.ret(g.op("o", "gelu", a))
+
+
 @corpus("matmul_3d_weight_bias_gelu")
 def _(g, s):
     b, l, k, n = s(32, 2), s(512, 9), s(1024, 64), s(4096, 96)
