@@ -43,7 +43,8 @@
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kStatsSquares (the sums of squares too; else left at zero), kCReduce,
-// kSoftmax, kBM, kBN, kBK, kWarpsM, kWarpsN, kStages, kMinBlocks
+// kSoftmax, kEpilogueReadsTensors (whether `Epilogue` reads tensors), kBM, kBN, kBK,
+// kWarpsM, kWarpsN, kStages, kMinBlocks
 // (resident blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow
 // (floats from one output channel's row to the next), kBBase (where this kernel's rows start);
 // kEngine and engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes
@@ -580,12 +581,32 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
   if constexpr (cfg::kAccumulateStats && kWgmma)
     if (oneImage)
       mathSync();
+  // An epilogue that reads tensors loads inside Epilogue; element by element, each load
+  // would wait behind the last one's use and store (conv_shift.cuh's storeStagedLines says
+  // how). Engine 1 works out a column's values first, without branches (rows past the tile
+  // read image 0 at their position in the plane, columns past the group the group's first
+  // channel, and neither is stored), so that their loads are in flight together.
+  constexpr bool kValuesFirst = kWgmma && cfg::kEpilogueReadsTensors && cfg::kSoftmax == 0;
 #pragma unroll
   for (int ni = 0; ni < kNI; ++ni) {
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int cl = n0 + wn + ni * 8 + 2 * t + j;
       const int c = grp * kCoutG + cl;
+      float first[kValuesFirst ? kMI : 1][2];
+      if constexpr (kValuesFirst) {
+        const int cIn = cl < kCoutG ? c : grp * kCoutG;
+#pragma unroll
+        for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            float v = acc[mi][ni][h * 2 + j];
+            if constexpr (cfg::kHasBias)
+              v += bias[cIn];
+            first[mi][h] =
+                Epilogue{}(v, rowImage[mi][h] < 0 ? 0 : rowImage[mi][h], cIn, rowPos[mi][h], b);
+          }
+      }
       float colSum = 0.f, colSq = 0.f;
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) {
@@ -608,7 +629,9 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
           if (nb < 0 || cl >= kCoutG)
             continue;
           float v = acc[mi][ni][h * 2 + j];
-          if constexpr (cfg::kSoftmax == 0) {
+          if constexpr (kValuesFirst) {
+            v = first[mi][h];
+          } else if constexpr (cfg::kSoftmax == 0) {
             if constexpr (cfg::kHasBias)
               v += bias[c];
             v = Epilogue{}(v, nb, c, sp, b);

@@ -251,6 +251,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constantBool("kStatsSquares", s.accumulateStats && !s.sumsOnly);
   w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
   w.constant("kSoftmax", !s.softmax ? 0 : s.softmax->log ? 2 : 1);
+  w.constantBool("kEpilogueReadsTensors", s.epilogue.readsTensors());
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
   w.constant("kBK", tile.bk);

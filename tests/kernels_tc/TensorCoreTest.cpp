@@ -519,6 +519,61 @@ TEST(ConvIgemm, ChannelSoftmaxCompilesOnTheInputBoxEngine) {
   EXPECT_FALSE(bool(emitConvIgemm(pooled)));
 }
 
+// An epilogue that reads a tensor of the output's shape (a residual input) works its values
+// out before it stores them, without branches: on the input-box engine (two blocks an SM,
+// alternating warpgroups, with statistics) and on conv_shift's storing warpgroups (strided
+// transposed convolutions, 2-D and 3-D). Each compiles for sm_90a without spills or
+// serialised wgmmas.
+TEST(ConvIgemm, EpiloguesThatReadTensorsCompileWithoutSpills) {
+  struct Case {
+    ConvSpec spec;
+    const char *templ;
+    const char *tile;
+  };
+  auto residual = [](ConvSpec s, bool stats) {
+    s.wgmma = true;
+    s.hasBias = true;
+    s.accumulateStats = stats;
+    const int64_t vol = s.out[0] * s.out[1] * s.out[2];
+    s.epilogue.code = "return v + __ldg(static_cast<const float *>(b.p[8]) + ((sinter::i64)n * " +
+                      std::to_string(s.Cout * vol) + "LL + (sinter::i64)c * " +
+                      std::to_string(vol) + "LL + s));";
+    return s;
+  };
+  const Case cases[] = {
+      {residual(convSpec("rd_2d_64", false, 2, 2, 32, 64, 1, {1, 128, 128}, {1, 3, 3}, {1, 1, 1},
+                         {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                false),
+       "conv_igemm.cuh", "2 blocks/SM"},
+      {residual(convSpec("rd_2d_128", false, 2, 4, 64, 128, 1, {1, 64, 64}, {1, 3, 3}, {1, 1, 1},
+                         {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                false),
+       "conv_igemm.cuh", "alternating"},
+      {residual(convSpec("rd_3d_stats", false, 3, 2, 32, 64, 1, {8, 16, 16}, {3, 3, 3}, {1, 1, 1},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                true),
+       "conv_igemm.cuh", "input box"},
+      {residual(convSpec("rd_t3d_s2", true, 3, 16, 32, 64, 1, {16, 16, 16}, {3, 3, 3}, {2, 2, 2},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                false),
+       "conv_shift.cuh", "output lines staged"},
+      {residual(convSpec("rd_t2d_s2", true, 2, 2, 128, 64, 1, {1, 32, 32}, {1, 3, 3}, {1, 2, 2},
+                         {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                false),
+       "conv_shift.cuh", "output lines staged"}};
+  for (const Case &c : cases) {
+    auto ks = emitConvIgemm(c.spec);
+    ASSERT_TRUE(bool(ks)) << c.spec.kernelName << ": " << llvm::toString(ks.takeError());
+    const KernelSource &k = ks->back();
+    EXPECT_EQ(k.templateName, c.templ) << c.spec.kernelName;
+    EXPECT_NE(k.tileConfig.find(c.tile), std::string::npos)
+        << c.spec.kernelName << ": " << k.tileConfig;
+    EXPECT_NE(k.source.find("constexpr bool kEpilogueReadsTensors = true;"), std::string::npos)
+        << c.spec.kernelName;
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true), "") << c.spec.kernelName;
+  }
+}
+
 // A reduction over the channels runs in the input-box engine's epilogue: every kind on a
 // 64-wide tile (two blocks an SM), a 128-wide one and a 3-D box, each compiled for sm_90a
 // without spills or serialised wgmmas; what the engine cannot hold is refused.
