@@ -107,6 +107,41 @@ void PlanBuilder::fill(int buffer, uint32_t word) {
   result_.plan.steps.push_back(std::move(s));
 }
 
+double PlanBuilder::chainSideBytes(int group, const std::map<int, int> &slots) const {
+  // The emitters count their anchor's operands and outputs; what the fused elementwise chains
+  // read besides (a residual input, a gate, per-channel params) is bound at slots 8..15 and
+  // read once per output element of the kernel, so its whole tensor crosses DRAM once (a
+  // tensor the kernel also reads as its own operand, below slot 8, is counted there).
+  const FusionGroup &grp = fusion.groups[group];
+  llvm::SmallVector<int, 32> chains;
+  for (const auto *chain : {&grp.epilogue, &grp.normEpilogue, &grp.reduceEpilogue,
+                            &grp.softmaxEpilogue, &grp.poolEpilogue})
+    chains.append(chain->begin(), chain->end());
+  const llvm::SmallVector<int, 16> inside = grp.ops();
+  llvm::SmallVector<ValueId, 8> counted;
+  double bytes = 0;
+  for (int op : chains)
+    for (const Operand &o : graph.ops[op].operands) {
+      if (o.isScalar() || llvm::is_contained(counted, o.value))
+        continue;
+      const int producer = graph.values[o.value].def;
+      if (producer >= 0 && llvm::is_contained(inside, producer))
+        continue; // computed in the group
+      auto buf = buffers_.find(o.value);
+      if (buf == buffers_.end())
+        continue;
+      bool side = false, own = false; // bound for the chain / as the kernel's own operand
+      for (auto [slot, b] : slots)
+        if (b == buf->second)
+          (slot >= 8 ? side : own) = true;
+      if (side && !own) {
+        bytes += double(graph.type(o.value).bytes());
+        counted.push_back(o.value);
+      }
+    }
+  return bytes;
+}
+
 llvm::Error PlanBuilder::launch(llvm::Expected<KernelSource> source, int group,
                                 llvm::StringRef role, MathMode math,
                                 const std::map<int, int> &slotBuffers) {
@@ -138,6 +173,7 @@ llvm::Error PlanBuilder::launch(llvm::Expected<KernelSource> source, int group,
   k.launch = source->launch;
   k.group = fusion.groups[group].pattern;
   k.flops = source->flops;
+  source->bytes += chainSideBytes(group, slots);
   k.bytes = source->bytes;
   Step s;
   s.kind = Step::Kind::Launch;

@@ -55,6 +55,10 @@ public:
   const PlanOptions &options;
 
 private:
+  /// Bytes of the tensors the group's elementwise chains read besides the kernel's own
+  /// operands, among those bound at `slots`.
+  double chainSideBytes(int group, const std::map<int, int> &slots) const;
+
   PlanResult result_;
   llvm::DenseMap<ValueId, int> buffers_;
   llvm::DenseMap<ValueId, int> stats_;

@@ -555,6 +555,35 @@ TEST(Canonicalize, ConstantOnTheLeftOfSubIsNotFolded) {
   EXPECT_EQ(g.ops.size(), 2u);
 }
 
+// A kernel's bytes count what its fused chain reads besides its own operands: a residual
+// input once, per-channel params, but not a tensor the kernel already reads (x below).
+TEST(Epilogue, KernelBytesCountWhatTheChainReads) {
+  auto anchorBytes = [](const char *sir) {
+    auto r = runPipeline(parseOne(sir), {});
+    EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    return r ? r->plan.kernels.back().source.bytes : 0.0;
+  };
+  const double plain = anchorBytes(
+      "graph g(%x: f32[64,2048], %w: param f32[1024,2048]) { %y = linear(%x, %w) %o = relu(%y) "
+      "return %o }");
+  const double residual = anchorBytes(
+      "graph g(%x: f32[64,2048], %w: param f32[1024,2048], %r: f32[64,1024]) { %y = linear(%x, "
+      "%w) %a = add(%y, %r) %o = relu(%a) return %o }");
+  EXPECT_DOUBLE_EQ(residual - plain, 64.0 * 1024 * 4);
+  const double perColumn =
+      anchorBytes("graph g(%x: f32[64,2048], %w: param f32[1024,2048], %s: param f32[1024]) { %y = "
+                  "linear(%x, %w) %a = mul(%y, %s) %o = relu(%a) return %o }");
+  EXPECT_DOUBLE_EQ(perColumn - plain, 1024.0 * 4);
+  // The product's own input read again by the chain is counted once.
+  const double again = anchorBytes(
+      "graph g(%x: f32[64,2048], %w: param f32[2048,2048]) { %y = linear(%x, %w) %a = add(%y, "
+      "%x) return %a }");
+  const double alone = anchorBytes(
+      "graph g(%x: f32[64,2048], %w: param f32[2048,2048]) { %y = linear(%x, %w) %a = relu(%y) "
+      "return %a }");
+  EXPECT_DOUBLE_EQ(again, alone);
+}
+
 TEST(Epilogue, BroadcastOffsetsFollowTheOperandShape) {
   IndexSpace conv = IndexSpace::conv({2, 8, 5, 7});
   EXPECT_EQ(broadcastOffset(conv, {7}), "((sinter::i64)s % 7LL)");
