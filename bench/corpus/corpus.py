@@ -1061,6 +1061,37 @@ def _(g, s):
     g.ret(g.op("o", "tanh", a))
 
 
+@corpus("convt2d_s1_258px_relu_bias")
+def _(g, s):
+    n, hw = s(16, 1), s(256, 9)
+    g.doc = ("ReLU(ConvTranspose2d(64->128, k=3)(x)) + bias[128,1,1] (258-wide output rows: a "
+             "128-position tile spans two rows)")
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv_t(g, "y", x, 128, 3)
+    r = g.op("r", "relu", y)
+    bias = g.param("bias", [128, 1, 1], -0.5, 0.5)
+    g.ret(g.op("o", "add", r, bias))
+
+
+@corpus("convt2d_s1_130px_gelu")
+def _(g, s):
+    n, hw = s(64, 1), s(128, 9)
+    g.doc = "GELU(ConvTranspose2d(64->64, k=3)(x)) (130-wide output rows)"
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv_t(g, "y", x, 64, 3)
+    g.ret(g.op("o", "gelu", y))
+
+
+@corpus("conv3d_c64_pad_gelu_bn")
+def _(g, s):
+    n, d, hw = s(8, 1), s(32, 4), s(64, 6)
+    g.doc = "BatchNorm3d(GELU(Conv3d(64->64, k=3, pad=1)(x))) (a deep, 64-channel 3-D convolution)"
+    x = g.input("x", [n, 64, d, hw, hw])
+    y = conv(g, "y", x, 64, 3, padding=1)
+    ge = g.op("ge", "gelu", y)
+    g.ret(batch_norm(g, "bn", ge))
+
+
 @corpus("gemm_res_gelu")
 def _(g, s):
     m, k = s(8192, 8), s(2048, 64)
