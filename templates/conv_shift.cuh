@@ -57,13 +57,14 @@
 // summed per thread in fp32, over the 4 lanes of a row, then one atomic per row and image).
 //
 // Slots: 2 bias, 3 y, 4 stats, 6 weight rows (tensor map 0: dims {kKPad, Cout}, box {32, kBM}),
-// 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBoxRows}); the epilogue may
-// read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W (taps
+// 7 the staged input (tensor map 1: dims {Cin, rows}, box {32, kBoxCopyRows}); the epilogue
+// may read 5 and 8..15. Expects (namespace cfg): kN, kCin, kCout, kGroups, kOutD/H/W, kKD/H/W (taps
 // per dim), kPitchD/H/W, kOffD/H/W, kStepD/H/W, kPhased, kSD/H/W and kBaseD/H/W (phases; 1 and
 // 0 without), kKGroups, kCinK (input channels per k group), kRowsK (product rows per k group),
 // kStoreWarpgroups (and with them kProducerRegs, kStorerRegs, kConsumerRegs), kHasBias,
 // kStoreOutput, kAccumulateStats, kBM, kBN, kStages, kBoxRows (kBN, or kBN + 8: kWRun below),
-// kEpilogueReadsTensors (see storeTile); struct Epilogue.
+// kBoxCopyRows (rows of one TMA copy of the box: kBoxRows, or a divisor of it within TMA's
+// 256), kEpilogueReadsTensors (see storeTile); struct Epilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -121,16 +122,20 @@ constexpr int kBlockThreads = kConsumers + kStorers + (kStoring ? 128 : 32);
 // (small groups: a warpgroup's k8 steps of every tap, at most 32 registers), so a stage is
 // only B's box.
 //
-// With kWRun (the emitter's kBoxRows = kBN + 8; weights in registers only) the kKW taps of
-// one (D, H) tap pair read one box of kBoxRows grid rows: tap tw's kBN rows start kStepW * tw
-// - kWShift0 rows into it, and its B descriptor starts there, inside the box's swizzle
-// pattern, which TMA anchored at the stage's 1024-byte boundary. A stage then feeds kKW
-// taps' products, and the grid rows they share cross L2 once instead of kKW times.
+// With kWRun (the emitter's kBoxRows = kBN + 8) the kKW taps of one (D, H) tap pair read
+// one box of kBoxRows grid rows: tap tw's kBN rows start kStepW * tw - kWShift0 rows into
+// it, and its B descriptor starts there, inside the box's swizzle pattern, which TMA anchored
+// at the stage's 1024-byte boundary. A stage then feeds kKW taps' products, and the grid rows
+// they share cross L2 once instead of kKW times. Weights not in registers come with the
+// stage too: the kKW taps' kBM x 32 boxes, one after the other, before the grid rows. A box
+// of over 256 rows (TMA's limit) is copied in pieces of kBoxCopyRows, each a whole number of
+// 8-row swizzle atoms, so the pieces' swizzle meets as one box's would.
 constexpr bool kWRun = cfg::kBoxRows > cfg::kBN;
 constexpr int kTapsPerStage = kWRun ? cfg::kKW : 1;
 constexpr int kWShift0 = kWRun && cfg::kStepW < 0 ? cfg::kStepW * (cfg::kKW - 1) : 0;
 constexpr int kLoads = kKTiles / kTapsPerStage; // stages a tile
-constexpr unsigned kStageBytes = ((cfg::kRegisterA ? 0 : cfg::kBM) + cfg::kBoxRows) * 32 * 4;
+constexpr int kWeightRows = cfg::kRegisterA ? 0 : cfg::kBM * kTapsPerStage; // a stage's A rows
+constexpr unsigned kStageBytes = (kWeightRows + cfg::kBoxRows) * 32 * 4;
 // The staged epilogue (kStagedLines): each warpgroup writes its 64 x kBN accumulators to
 // shared memory, then its warps (or its storing warpgroup's) store whole output lines: the kSW product rows of one
 // (channel, D phase, H phase) hold the W phases of one output row, interleaved there.
@@ -164,12 +169,14 @@ static_assert(kGroupsPerK == 1
 static_assert(cfg::kRowsK == kRowsG * kGroupsPerK, "a k group's rows are its groups' rows");
 static_assert(cfg::kPhased || kPhases == 1, "phases only in the phase walk");
 static_assert(cfg::kBoxRows == cfg::kBN ||
-                  (cfg::kRegisterA && kChunks == 1 && cfg::kBoxRows % 8 == 0 &&
-                   cfg::kBoxRows <= 256 &&
+                  ((!cfg::kRegisterA || kChunks == 1) && cfg::kBoxRows % 8 == 0 &&
                    (cfg::kStepW < 0 ? -cfg::kStepW : cfg::kStepW) * (cfg::kKW - 1) <=
                        cfg::kBoxRows - cfg::kBN),
-              "a box shared by the W taps: weights in registers, one chunk, every tap's rows "
-              "inside it, whole swizzle atoms");
+              "a box shared by the W taps: with weights in registers one chunk; every tap's "
+              "rows inside it, whole swizzle atoms");
+static_assert(cfg::kBoxRows % cfg::kBoxCopyRows == 0 && cfg::kBoxCopyRows % 8 == 0 &&
+                  cfg::kBoxCopyRows <= 256,
+              "the box in TMA copies of whole swizzle atoms, at most 256 rows each");
 static_assert(!cfg::kRegisterA || (kGroupsPerK > 1 && kSliceSteps * kTaps <= 8),
               "weights in registers: small groups, at most 8 fragments a thread");
 static_assert(!cfg::kStagedLines || (cfg::kPhased && 64 % cfg::kSW == 0 && cfg::kSW <= 32),
@@ -228,10 +235,15 @@ __device__ __forceinline__ void produce(const sinter::TensorMaps &tm, unsigned s
       const unsigned a = smem0 + s * kStageBytes, bar = fullBar + s * 8;
       const int kt = ld * kTapsPerStage, c = kt / kTaps, tap = kt - c * kTaps;
       sm90::mbarArriveExpectTx(bar, kStageBytes);
-      if constexpr (!cfg::kRegisterA)
-        sm90::tmaLoad2d(a, tm.m[0], kt * 32, wRow, bar);
-      sm90::tmaLoad2d(a + (cfg::kRegisterA ? 0 : cfg::kBM * 128), tm.m[1], ch0 + c * 32,
-                      tl.row0 + tapOffset(tap) + kWShift0, bar);
+      if constexpr (!cfg::kRegisterA) {
+#pragma unroll
+        for (int j = 0; j < kTapsPerStage; ++j)
+          sm90::tmaLoad2d(a + j * cfg::kBM * 128, tm.m[0], (kt + j) * 32, wRow, bar);
+      }
+#pragma unroll
+      for (int p = 0; p < cfg::kBoxRows / cfg::kBoxCopyRows; ++p)
+        sm90::tmaLoad2d(a + (kWeightRows + p * cfg::kBoxCopyRows) * 128, tm.m[1], ch0 + c * 32,
+                        tl.row0 + tapOffset(tap) + kWShift0 + p * cfg::kBoxCopyRows, bar);
     }
   }
 }
@@ -656,12 +668,12 @@ __device__ __forceinline__ void consume(unsigned smem0, unsigned fullBar, unsign
     auto kStage = [&](int ld) {
       const int s = it % cfg::kStages;
       sm90::mbarWait(fullBar + s * 8, (it / cfg::kStages) & 1);
-      const unsigned a = smem0 + s * kStageBytes + wg * 64 * 128;
-      const unsigned bt = smem0 + s * kStageBytes + (cfg::kRegisterA ? 0 : cfg::kBM * 128);
+      const unsigned bt = smem0 + s * kStageBytes + kWeightRows * 128;
       sm90::wgmmaFence();
 #pragma unroll
       for (int j = 0; j < kTapsPerStage; ++j) {
         const int kt = ld * kTapsPerStage + j;
+        const unsigned a = smem0 + s * kStageBytes + (j * cfg::kBM + wg * 64) * 128;
         const unsigned rows = bt + (cfg::kStepW * j - kWShift0) * 128; // (tap j's first row)
 #pragma unroll
         for (int kk = 0; kk < kSliceSteps; ++kk) {

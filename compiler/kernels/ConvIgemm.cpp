@@ -335,6 +335,17 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
 
 } // namespace
 
+double wgmmaBoxFloatsPerPosition(const ConvSpec &s) {
+  double floats = 0, positions = 0;
+  for (const KernelShape &k : kernelShapes(s)) {
+    const WgBox b = wgmmaBox(s, k);
+    const double tiles = double(k.out[0] * wgmmaTilesPerPlane(k, b));
+    floats += tiles * double(b.boxD * b.boxH * b.rowStride);
+    positions += double(volume(k.out));
+  }
+  return positions > 0 ? floats / positions : 0;
+}
+
 KernelSource weightRowsKernel(const ConvSpec &s, std::string name, std::string templateName,
                               std::string source, int64_t total, std::string tileConfig,
                               const std::string &what) {

@@ -91,6 +91,12 @@ struct ConvIgemmTile {
 /// channels.
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
+/// The floats of one input channel the input-box engine copies per output position of `s`
+/// (its boxes over all tiles of an image, with their halos and the rows a tile's 128
+/// positions touch, over the outputs): 3.2 for a 3x3 convolution on 256-wide rows, 8.3
+/// where 258-wide rows make each tile's box span four full input rows.
+double wgmmaBoxFloatsPerPosition(const ConvSpec &s);
+
 /// Whether emitConvIgemm runs `s` with a softmax (ConvSpec::softmax) or else a reduction
 /// (ConvSpec::channelReduce) over its channels in the kernel: on the wgmma input-box engine
 /// (not conv_shift), one group, every output channel in one tile column. whyNot gets the

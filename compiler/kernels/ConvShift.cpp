@@ -26,8 +26,16 @@ constexpr int64_t kMaxRegisterAStages = 16;
 // Grids wasting more than this share of their rows leave the convolution to the other
 // engines (a valid convolution of small images: (in / out)^dims).
 constexpr double kMaxGridWaste = 1.5;
-// The shallowest reduction (Cin / groups x taps) conv_shift is chosen for.
+// The shallowest reduction (Cin / groups x taps) conv_shift is chosen for, unless the
+// input-box engine's boxes copy more than kMaxBoxFloatsPerPosition floats a channel per
+// output position (wgmmaBoxFloatsPerPosition). Measured on an H200 (2026-11-28, full-size
+// corpus graphs and the kernel harness, against the input-box engine): 3x3 convolutions
+// with 64 output channels on 254-256-wide rows (3.1-3.2) ran 0.57-0.90x on conv_shift; a
+// 64 -> 128 one on 126-wide rows (4.03) 0.44 ms on the input-box engine against 0.59 on
+// conv_shift's best tile; a ConvTranspose2d 64 -> 64 on 130-wide rows (4.28) 0.518 on
+// conv_shift against 0.642; 258-wide rows (8.27) and 3-D boxes (6.75-9.6) 1.22-1.70x.
 constexpr int64_t kMinReduction = 1024;
+constexpr double kMaxBoxFloatsPerPosition = 4.2;
 // SMs of the GPUs the tile choice aims at (H100/H200): fewer than two waves of 256-row tiles
 // take 128-row ones.
 constexpr int64_t kSms = 132;
@@ -39,15 +47,30 @@ int64_t sliceSteps(const ConvSpec &s, const ShiftRows &r) {
   return (r.rowsG >= 64 ? 1 : 64 / r.rowsG) * (s.Cin / s.groups) / 8;
 }
 
-/// Grid rows of the B box of a stage: kBN, or kBN + 8 where the W taps share it (shiftMode
-/// takes wRun only where every tap's kBN rows start within the first 8; TMA boxes are at
-/// most 256 rows).
+/// The W taps a stage of tile t holds: with the weights in registers the mode's (a box of
+/// at most 256 rows, one TMA copy), else the tile's.
+int64_t stageTaps(const ShiftMode &m, const ConvShiftTile &t) {
+  if (m.registerA)
+    return m.wRun > 1 && t.bn + 8 <= 256 ? m.wRun : 1;
+  return t.wRun;
+}
+
+/// Grid rows of the B box of a stage: kBN, or kBN + 8 where the W taps share it (every
+/// tap's kBN rows start within the first 8).
 int64_t boxRows(const ShiftMode &m, const ConvShiftTile &t) {
-  return m.wRun > 1 && t.bn + 8 <= 256 ? t.bn + 8 : t.bn;
+  return stageTaps(m, t) > 1 ? t.bn + 8 : t.bn;
+}
+
+/// Rows of one TMA copy of a box of `rows` rows (a multiple of 8): the box in the fewest
+/// equal pieces of whole 8-row swizzle atoms within TMA's 256 rows (264 = 3 x 88).
+int64_t boxCopyRows(int64_t rows) {
+  for (int64_t pieces = 1;; ++pieces)
+    if (rows % pieces == 0 && rows / pieces <= 256 && (rows / pieces) % 8 == 0)
+      return rows / pieces;
 }
 
 int64_t stageBytes(const ShiftMode &m, const ConvShiftTile &t) {
-  return int64_t((m.registerA ? 0 : t.bm) + boxRows(m, t)) * 32 * 4;
+  return int64_t((m.registerA ? 0 : t.bm * stageTaps(m, t)) + boxRows(m, t)) * 32 * 4;
 }
 
 int64_t stagingBytes(const ShiftMode &m, const ConvShiftTile &t) {
@@ -196,9 +219,10 @@ ShiftMode shiftMode(const ConvSpec &s) {
   // in the epilogue) 0.910 -> 0.919, so from 8 taps a tile on. The taps' first rows are
   // |step| apart (1 in a phase walk, the dilation otherwise) and must lie within the box's
   // 8 extra rows.
-  if (m.registerA && g.taps[2] > 1 && volume(g.taps) >= 8 &&
-      std::abs(g.step[2]) * (g.taps[2] - 1) <= 8)
-    m.wRun = int(g.taps[2]);
+  if (g.taps[2] > 1 && std::abs(g.step[2]) * (g.taps[2] - 1) <= 8)
+    m.wTaps = int(g.taps[2]);
+  if (m.registerA && volume(g.taps) >= 8)
+    m.wRun = m.wTaps;
   return m;
 }
 
@@ -334,12 +358,30 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
     return no("input channels that pad the 32-deep k tiles by more than a quarter");
   // The phase walk is asked only for convolutions the planner already sent to conv_igemm;
   // the two rules below were measured on the stride-1 walk.
-  if (!g.phased()) {
+  // The two rules below leave narrow or shallow convolutions to the input-box engine. Where
+  // its boxes copy over kMaxBoxFloatsPerPosition floats a channel for each output (a tile's
+  // 128 positions spanning several full rows of a plane that is not a multiple of 128 wide,
+  // or 3-D boxes of three planes), the staged grid wins anyway: 64-channel tiles of 256
+  // grid rows (128 x 128 for wider groups) whose stages hold the W taps' rows in one box.
+  // The input-box engine keeps reductions and softmaxes over the channels, which conv_shift
+  // does not fuse.
+  const ShiftMode mode = shiftMode(s);
+  const bool narrow = roundUp(coutG, 128) * 3 > coutG * 4;
+  const bool shallow = cinG * volume(s.kernel) < kMinReduction;
+  std::optional<ConvShiftTile> boxBound;
+  if (!g.phased() && (narrow || shallow) && !mode.registerA && mode.wTaps > 1 && !s.channelReduce &&
+      !s.softmax && wgmmaBoxFloatsPerPosition(s) > kMaxBoxFloatsPerPosition) {
+    if (coutG <= 64)
+      boxBound = ConvShiftTile{64, 256, 0, mode.wTaps};
+    else
+      boxBound = ConvShiftTile{128, 128, 0, mode.wTaps};
+  }
+  if (!g.phased() && !boxBound) {
     // 64-channel tiles read as many input rows per product as 128-channel ones read for two:
     // measured L2-bound (a 32 -> 64 channel 3x3 conv 1.03 ms against 0.63 on the input-box
     // engine, H200), so narrower groups stay there; 96 or 192 channels still fill 3/4 of the
     // 128-channel tiles.
-    if (roundUp(coutG, 128) * 3 > coutG * 4)
+    if (narrow)
       return no("output channels per group that fill under 3/4 of 128-channel tiles");
     // Each tile's epilogue (the stores and statistics of 128 x 256 outputs) runs while no
     // product does: with a shallow reduction it outweighs the faster products (H200, kernel
@@ -347,7 +389,7 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
     // engine; Conv2d(64 -> 128, k 3) on 128 px, 576 terms, 0.60 on the best tile against
     // 0.56; Conv2d(128 -> 128, k 3), 1152 terms, 0.47 against 0.50; S0, 1728 terms, 0.85
     // against 1.56). Between 576 and 1152 terms is not measured.
-    if (cinG * volume(s.kernel) < kMinReduction)
+    if (shallow)
       return no("a reduction of fewer than " + std::to_string(kMinReduction) +
                 " terms (each tile's epilogue would outweigh its faster products)");
   }
@@ -356,6 +398,10 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
     return no("the padded grid would compute over half as many rows again as there are outputs");
   if (g.phased())
     return convShiftDefaultTile(s);
+  if (boxBound) {
+    boxBound->stages = maxStages(s, *boxBound);
+    return boxBound;
+  }
   ConvShiftTile t;
   if (tileCount(s, g, t) < 2 * kSms)
     t.bn = 128;
@@ -371,6 +417,13 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
     return makeError(s.kernelName + ": not a conv_shift tile (64, 128 or 256 x 64, 128 or 256, "
                                     "at most 128 x 256, at least 2 stages)");
   const ShiftMode mode = shiftMode(s);
+  if (tile.wRun != 1 && mode.registerA)
+    return makeError(s.kernelName + ": conv_shift holds these weights in registers and shares "
+                                    "their stages between W taps by itself (a tile's wRun of 1)");
+  if (tile.wRun != 1 && tile.wRun != mode.wTaps)
+    return makeError(s.kernelName + ": conv_shift cannot share a stage between " +
+                     std::to_string(tile.wRun) + " W taps (" + std::to_string(mode.wTaps) +
+                     " can)");
   if (sharedBytes(mode, tile) > kSmemLimit)
     return makeError(s.kernelName + ": conv_shift's stages do not fit shared memory");
   std::string why;
@@ -435,6 +488,7 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   w.constant("kBN", tile.bn);
   w.constant("kStages", tile.stages);
   w.constant("kBoxRows", boxRows(mode, tile));
+  w.constant("kBoxCopyRows", boxCopyRows(boxRows(mode, tile)));
   // How the epilogue stores column pairs depends on it (conv_shift.cuh, storeTile).
   w.constantBool("kEpilogueReadsTensors", s.epilogue.readsTensors());
   w.anchorEpilogue("Epilogue", s.epilogue);
@@ -457,7 +511,7 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   staged.slot = kConvStageSlot;
   staged.dims = {uint64_t(s.Cin), uint64_t(g.rows(s))};
   staged.strides = {uint64_t(g.rowPitch) * 4};
-  staged.box = {32, uint32_t(boxRows(mode, tile))};
+  staged.box = {32, uint32_t(boxCopyRows(boxRows(mode, tile)))};
   staged.swizzle128 = true;
   k.launch.tensorMaps = {rows, staged};
   k.tileConfig = "shifted rows, " + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) +
@@ -469,7 +523,8 @@ llvm::Expected<std::vector<KernelSource>> emitConvShift(const ConvSpec &s,
   if (mode.registerA)
     k.tileConfig += ", weights in registers";
   if (boxRows(mode, tile) > tile.bn)
-    k.tileConfig += ", each stage the " + std::to_string(mode.wRun) + " W taps' rows in one box";
+    k.tileConfig +=
+        ", each stage the " + std::to_string(stageTaps(mode, tile)) + " W taps' rows in one box";
   if (mode.stagedLines)
     k.tileConfig += ", output lines staged";
   k.tileConfig += ", wgmma, " + std::to_string(tile.bm / 64) + " warpgroups + " +

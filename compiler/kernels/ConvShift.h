@@ -57,9 +57,11 @@ ShiftRows shiftRows(const ConvSpec &s, const ShiftGrid &g);
 
 /// A conv_shift tile: kBM product rows (64, 128 or 256: one, two or four consumer
 /// warpgroups) by kBN grid rows (64, 128 or 256; at most 128 with 256 product rows), 32-deep k
-/// tiles in `stages` stages.
+/// tiles in `stages` stages. With the weights copied by TMA (not ShiftMode::registerA),
+/// `wRun` W taps share a stage: one box of bn + 8 grid rows and their wRun weight boxes
+/// (1, or ShiftMode::wTaps); with the weights in registers ShiftMode::wRun decides.
 struct ConvShiftTile {
-  int bm = 128, bn = 256, stages = 4;
+  int bm = 128, bn = 256, stages = 4, wRun = 1;
 };
 
 /// Whether conv_shift.cuh can compute `s` at all (whyNot gets the reason when not): strides
@@ -75,9 +77,11 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot = nullptr);
 /// (the phase walk, where a fragment's stores would hit every S-th output of 8 rows).
 struct ShiftMode {
   bool registerA = false, stagedLines = false;
-  /// Taps along W whose B rows come from one box (conv_shift.cuh's kWRun): 1, or with the
-  /// weights in registers kW where the taps' first rows lie within 8, the box then kBN + 8
-  /// rows.
+  /// Taps along W whose B rows can come from one box of kBN + 8 rows (their first rows lie
+  /// within 8): kW, or 1.
+  int wTaps = 1;
+  /// Taps along W whose B rows come from one box (conv_shift.cuh's kWRun) with the weights in
+  /// registers: wTaps from 8 taps a tile on, else 1.
   int wRun = 1;
 };
 ShiftMode shiftMode(const ConvSpec &s);
@@ -110,7 +114,7 @@ bool registersFit(const ConvSpec &s, const ConvShiftTile &t, int storers);
 int storeWarpgroups(const ConvSpec &s, const ConvShiftTile &t);
 
 /// The most stages of `t` that fit shared memory for `s` (at most 6; 16 with the weights in
-/// registers).
+/// registers); 1 or 0 where not even two fit (the emitter refuses such tiles).
 int maxStages(const ConvSpec &s, const ConvShiftTile &t);
 
 /// The tile conv_shift runs `s` on when the planner's rules are not asked (tests and the
@@ -123,8 +127,12 @@ ConvShiftTile convShiftDefaultTile(const ConvSpec &s);
 /// than FFMA on S4), input channels padding the k tiles by over a quarter, a grid with over
 /// half as many rows again as outputs; and for the stride-1 walk also a reduction (Cin /
 /// groups x taps) under 1024 terms or output channels per group filling under 3/4 of
-/// 128-channel tiles. The phase walk gets convShiftDefaultTile (the planner only asks for
-/// strided transposed convolutions it already sent to conv_igemm).
+/// 128-channel tiles, unless the input-box engine's boxes copy over 4.2 floats a channel per
+/// output (wgmmaBoxFloatsPerPosition), the W taps can share a stage and the epilogue has no
+/// reduction or softmax over the channels: then 64 x 256 tiles (128 x 128 for groups of over
+/// 64 output channels) with wRun W taps a stage. The phase walk gets convShiftDefaultTile
+/// (the planner only asks for strided transposed convolutions it already sent to
+/// conv_igemm).
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The kernels, in launch order, sharing slots: conv_pack.cuh (the weight rows, slot 6; for

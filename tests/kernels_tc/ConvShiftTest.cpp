@@ -396,6 +396,86 @@ TEST(ConvShift, TheWTapsOfAStageShareOneBoxFromEightTaps) {
   EXPECT_EQ(shiftMode(dil).wRun, 1);
 }
 
+TEST(ConvShift, BoxBoundConvolutionsShareAStageBetweenTheirWTaps) {
+  auto spec = [](bool transposed, int dims, int64_t cin, int64_t cout, std::array<int64_t, 3> in,
+                 int64_t pad) {
+    const int64_t pd = dims == 3 ? pad : 0;
+    ConvSpec s = convSpec("c", transposed, dims, 2, cin, cout, 1, in, {dims == 3 ? 3 : 1, 3, 3},
+                          {1, 1, 1}, {pd, pad, pad}, {1, 1, 1}, MathMode::Tf32);
+    s.wgmma = true;
+    return s;
+  };
+  // ConvTranspose2d 64 -> 64 on 256 px: 258-wide output rows, so each 128-position tile of
+  // the input-box engine copies four full input rows (8.25 floats a channel an output):
+  // narrow and shallow (576 terms), yet conv_shift's 64 x 256 tile, the 3 W taps a stage.
+  ConvSpec kb19 = spec(true, 2, 64, 64, {1, 256, 256}, 0);
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(kb19), 8.27, 0.01);
+  EXPECT_EQ(shiftMode(kb19).wTaps, 3);
+  auto t = convShiftTile(kb19);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->bm, 64);
+  EXPECT_EQ(t->bn, 256);
+  EXPECT_EQ(t->wRun, 3);
+  EXPECT_EQ(t->stages, 3);
+  // A stage: the 3 taps' 64 x 32 weight boxes and 264 grid rows, copied as 3 x 88 rows.
+  auto ks = emitConvShift(kb19, *t);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  const KernelSource &k = ks->back();
+  EXPECT_NE(k.source.find("constexpr int kBoxRows = 264;"), std::string::npos);
+  EXPECT_NE(k.source.find("constexpr int kBoxCopyRows = 88;"), std::string::npos);
+  ASSERT_EQ(k.launch.tensorMaps.size(), 2u);
+  EXPECT_EQ(k.launch.tensorMaps[0].box[1], 64u);
+  EXPECT_EQ(k.launch.tensorMaps[1].box[1], 88u);
+  EXPECT_EQ(k.launch.sharedBytes, 3u * (3 * 64 + 264) * 128 + 3 * 16 + 1024);
+  EXPECT_NE(k.tileConfig.find("each stage the 3 W taps' rows in one box"), std::string::npos)
+      << k.tileConfig;
+  // 130-wide rows (4.28) still go; 128 output channels get 128 x 128 tiles.
+  ConvSpec s130 = spec(true, 2, 64, 64, {1, 128, 128}, 0);
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(s130), 4.28, 0.01);
+  ASSERT_TRUE(convShiftTile(s130).has_value());
+  EXPECT_EQ(convShiftTile(s130)->wRun, 3);
+  ConvSpec wide = spec(true, 2, 64, 128, {1, 256, 256}, 0);
+  ASSERT_TRUE(convShiftTile(wide).has_value());
+  EXPECT_EQ(convShiftTile(wide)->bm, 128);
+  EXPECT_EQ(convShiftTile(wide)->bn, 128);
+  EXPECT_EQ(convShiftTile(wide)->wRun, 3);
+  // A 3-D convolution's boxes hold three planes (Conv3d 64 -> 64, k 3, pad 1 on 32 x 32
+  // planes: 1728 terms but 64 channels; each tile's box 3 planes of 6 rows of 40 floats).
+  ConvSpec c3 = spec(false, 3, 64, 64, {16, 32, 32}, 1);
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(c3), 3 * 6 * 40 / 128.0, 0.01);
+  ASSERT_TRUE(convShiftTile(c3).has_value());
+  EXPECT_EQ(convShiftTile(c3)->bm, 64);
+  EXPECT_EQ(convShiftTile(c3)->wRun, 3);
+  // Rows that are whole tiles (3.19), or 126-wide ones whose tiles span two rows (4.03),
+  // stay on the input-box engine, as do convolutions whose channels the epilogue reduces.
+  ConvSpec s256 = spec(false, 2, 64, 64, {1, 256, 256}, 1);
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(s256), 3.19, 0.01);
+  std::string why;
+  EXPECT_FALSE(convShiftTile(s256, &why).has_value());
+  EXPECT_EQ(why, "output channels per group that fill under 3/4 of 128-channel tiles");
+  ConvSpec kb1 = spec(false, 2, 64, 128, {1, 128, 128}, 0);
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(kb1), 4.03, 0.01);
+  EXPECT_FALSE(convShiftTile(kb1, &why).has_value());
+  EXPECT_EQ(why, "a reduction of fewer than 1024 terms (each tile's epilogue would outweigh its "
+                 "faster products)");
+  ConvSpec reduced = kb19;
+  reduced.channelReduce = ConvChannelReduce{};
+  EXPECT_FALSE(convShiftTile(reduced).has_value());
+  // A shared stage is the W taps' count or none.
+  auto two = emitConvShift(kb19, ConvShiftTile{64, 256, 3, 2});
+  ASSERT_FALSE(bool(two));
+  EXPECT_EQ(llvm::toString(two.takeError()),
+            "c: conv_shift cannot share a stage between 2 W taps (3 can)");
+  ConvSpec s4 = convSpec("s4", true, 3, 4, 32, 32, 4, {32, 64, 128}, {3, 3, 3}, {2, 2, 2},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+  s4.wgmma = true;
+  auto regs = emitConvShift(s4, ConvShiftTile{128, 128, 9, 2});
+  ASSERT_FALSE(bool(regs));
+  EXPECT_EQ(llvm::toString(regs.takeError()),
+            "s4: conv_shift holds these weights in registers and shares their stages between W "
+            "taps by itself (a tile's wRun of 1)");
+}
+
 TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
   auto ks = emitConvShift(s0Spec(), ConvShiftTile{});
   ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
@@ -422,33 +502,40 @@ TEST_P(ConvShiftCompile, EveryTileNvrtcSm90a) {
     GTEST_SKIP() << c.spec.kernelName << ": " << why;
   bool prepCompiled = false;
   const ShiftRows rows = shiftRows(c.spec, shiftGrid(c.spec));
-  for (int bm : {64, 128, 256})
-    for (int bn : {64, 128, 256}) {
-      ConvShiftTile t{bm, bn, 0};
-      t.stages = maxStages(c.spec, t);
-      auto ks = emitConvShift(c.spec, t);
-      // Refused: over 128 accumulators a thread, small groups' k groups split, staged lines
-      // leaving no room for two stages, or weights in registers that do not fit (the
-      // emitter's messages name why; the default tile must always be accepted).
-      if (bm * bn > 128 * 256 || (rows.groupsPerK > 1 && rows.rowsK % bm) || t.stages < 2) {
-        EXPECT_FALSE(bool(ks)) << c.spec.kernelName << " " << bm << "x" << bn;
-      }
-      if (!ks) {
-        llvm::consumeError(ks.takeError());
-        const ConvShiftTile d = convShiftDefaultTile(c.spec);
-        EXPECT_FALSE(d.bm == bm && d.bn == bn) << c.spec.kernelName << ": default tile refused";
-        continue;
-      }
-      ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
-      ASSERT_EQ(ks->size(), 3u);
-      // The weight rows and staged input do not depend on the tile: compiled once.
-      for (const KernelSource &k : *ks) {
-        if (k.templateName == "conv_shift.cuh" || !prepCompiled) {
-          EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
+  // With the weights copied by TMA, every tile also with the W taps sharing a stage.
+  const ShiftMode mode = shiftMode(c.spec);
+  std::vector<int> runs = {1};
+  if (!mode.registerA && mode.wTaps > 1)
+    runs.push_back(mode.wTaps);
+  for (int wRun : runs)
+    for (int bm : {64, 128, 256})
+      for (int bn : {64, 128, 256}) {
+        ConvShiftTile t{bm, bn, 0, wRun};
+        t.stages = maxStages(c.spec, t);
+        auto ks = emitConvShift(c.spec, t);
+        // Refused: over 128 accumulators a thread, small groups' k groups split, staged lines
+        // or shared stages leaving no room for two stages, or weights in registers that do not
+        // fit (the emitter's messages name why; the default tile must always be accepted).
+        if (bm * bn > 128 * 256 || (rows.groupsPerK > 1 && rows.rowsK % bm) || t.stages < 2) {
+          EXPECT_FALSE(bool(ks)) << c.spec.kernelName << " " << bm << "x" << bn;
         }
+        if (!ks) {
+          llvm::consumeError(ks.takeError());
+          const ConvShiftTile d = convShiftDefaultTile(c.spec);
+          EXPECT_FALSE(d.bm == bm && d.bn == bn && wRun == 1)
+              << c.spec.kernelName << ": default tile refused";
+          continue;
+        }
+        ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+        ASSERT_EQ(ks->size(), 3u);
+        // The weight rows and staged input do not depend on the tile: compiled once.
+        for (const KernelSource &k : *ks) {
+          if (k.templateName == "conv_shift.cuh" || !prepCompiled) {
+            EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name << " " << k.tileConfig;
+          }
+        }
+        prepCompiled = true;
       }
-      prepCompiled = true;
-    }
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, ConvShiftCompile,
                          ::testing::Range(size_t(0), convCases().size()));

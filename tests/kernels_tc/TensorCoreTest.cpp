@@ -521,9 +521,10 @@ TEST(ConvIgemm, ChannelSoftmaxCompilesOnTheInputBoxEngine) {
 
 // An epilogue that reads a tensor of the output's shape (a residual input) works its values
 // out before it stores them, without branches: on the input-box engine (two blocks an SM,
-// alternating warpgroups, with statistics) and on conv_shift's storing warpgroups (strided
-// transposed convolutions, 2-D and 3-D). Each compiles for sm_90a without spills or
-// serialised wgmmas.
+// alternating warpgroups, with statistics: the 3-D one with its tile forced, since its boxes
+// send it to conv_shift) and on conv_shift's storing warpgroups (strided transposed
+// convolutions, 2-D and 3-D); conv_shift's plain stores of a box-bound 3-D one read it per
+// element. Each compiles for sm_90a without spills or serialised wgmmas.
 TEST(ConvIgemm, EpiloguesThatReadTensorsCompileWithoutSpills) {
   struct Case {
     ConvSpec spec;
@@ -553,6 +554,10 @@ TEST(ConvIgemm, EpiloguesThatReadTensorsCompileWithoutSpills) {
                          {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                 true),
        "conv_igemm.cuh", "input box"},
+      {residual(convSpec("rd_3d_shift", false, 3, 2, 32, 64, 1, {8, 16, 16}, {3, 3, 3}, {1, 1, 1},
+                         {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                true),
+       "conv_shift.cuh", "each stage the 3 W taps' rows in one box"},
       {residual(convSpec("rd_t3d_s2", true, 3, 16, 32, 64, 1, {16, 16, 16}, {3, 3, 3}, {2, 2, 2},
                          {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                 false),
@@ -562,7 +567,10 @@ TEST(ConvIgemm, EpiloguesThatReadTensorsCompileWithoutSpills) {
                 false),
        "conv_shift.cuh", "output lines staged"}};
   for (const Case &c : cases) {
-    auto ks = emitConvIgemm(c.spec);
+    const std::optional<ConvIgemmTile> inputBox =
+        std::string(c.templ) == "conv_igemm.cuh" && convShiftTile(c.spec) ? convWgmmaTile(c.spec)
+                                                                          : std::nullopt;
+    auto ks = inputBox ? emitConvIgemm(c.spec, *inputBox) : emitConvIgemm(c.spec);
     ASSERT_TRUE(bool(ks)) << c.spec.kernelName << ": " << llvm::toString(ks.takeError());
     const KernelSource &k = ks->back();
     EXPECT_EQ(k.templateName, c.templ) << c.spec.kernelName;
@@ -1086,7 +1094,8 @@ TEST(Dump, ForGpuHarness) {
   // Every conv case conv_shift.cuh can compute also runs on it in TF32 (suffix _sh: the
   // chosen tile where the planner would pick the engine, else the default one), and on every
   // other tile the emitter accepts (suffix _sht<i>: 64, 128 or 256 product rows x 64, 128 or
-  // 256 grid rows, the most stages).
+  // 256 grid rows, the most stages; with the weights copied by TMA, each also with a stage
+  // for the W taps that can share one).
   std::map<std::string, ConvShiftTile> forcedShiftTiles;
   for (size_t i = 0, e = convs.size(); i < e; ++i) {
     ConvCase c = convs[i];
@@ -1104,23 +1113,29 @@ TEST(Dump, ForGpuHarness) {
     } else {
       ADD_FAILURE() << llvm::toString(ks.takeError());
     }
-    int t = 0;
-    for (int bm : {64, 128, 256})
-      for (int bn : {64, 128, 256}) {
-        ConvShiftTile forced{bm, bn, 0};
-        forced.stages = maxStages(c.spec, forced);
-        if (bm == chosen.bm && bn == chosen.bn)
-          continue;
-        // Tiles the emitter refuses: over 128 accumulators a thread, or rows that split a
-        // k group of small groups.
-        if (auto ks = emitConvShift(c.spec, forced); !ks) {
-          llvm::consumeError(ks.takeError());
-          continue;
+    // Suffix _sht<i> for one tap a stage, _shw<i> for the W taps' shared stage.
+    const ShiftMode mode = shiftMode(c.spec);
+    for (int wRun : {1, mode.registerA ? 1 : mode.wTaps}) {
+      int t = 0;
+      for (int bm : {64, 128, 256})
+        for (int bn : {64, 128, 256}) {
+          ConvShiftTile forced{bm, bn, 0, wRun};
+          forced.stages = maxStages(c.spec, forced);
+          if (bm == chosen.bm && bn == chosen.bn && wRun == chosen.wRun)
+            continue;
+          // Tiles the emitter refuses: over 128 accumulators a thread, rows that split a k
+          // group of small groups, or stages that do not fit.
+          if (auto ks = emitConvShift(c.spec, forced); !ks) {
+            llvm::consumeError(ks.takeError());
+            continue;
+          }
+          c.spec.kernelName = name + (wRun > 1 ? "_shw" : "_sht") + std::to_string(t++);
+          forcedShiftTiles[c.spec.kernelName] = forced;
+          convs.push_back(c);
         }
-        c.spec.kernelName = name + "_sht" + std::to_string(t++);
-        forcedShiftTiles[c.spec.kernelName] = forced;
-        convs.push_back(c);
-      }
+      if (mode.registerA || mode.wTaps == 1)
+        break;
+    }
   }
   auto variant = [](const std::string &name) {
     size_t at = name.rfind("_v");
