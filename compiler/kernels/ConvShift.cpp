@@ -396,6 +396,15 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   // Each grid row holds one output per phase.
   if (double(g.rows(s) * volume(g.phases)) > kMaxGridWaste * double(s.N * volume(s.out)))
     return no("the padded grid would compute over half as many rows again as there are outputs");
+  // Wide and deep ones too stay where the input-box engine's boxes are small: it has
+  // overtaken conv_shift there since it alternates its warpgroups (H200, 2026-11-28:
+  // conv2d_wide_relu_gn, 128 -> 128 on 64-wide rows, 0.453 ms against 0.504;
+  // convt2d_kb11_bn_tanh_maxpool_gn 1.184 against 1.199; a 128 -> 128 3x3 on 128-wide rows
+  // in the harness 0.399 against 0.494).
+  if (!g.phased() && !boxBound && wgmmaBoxFloatsPerPosition(s) <= kMaxBoxFloatsPerPosition &&
+      convWgmmaTile(s))
+    return no("input boxes of at most 4.2 floats a channel per output (the input-box "
+              "engine's, faster there)");
   if (g.phased())
     return convShiftDefaultTile(s);
   if (boxBound) {

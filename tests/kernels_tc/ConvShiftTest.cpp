@@ -246,8 +246,20 @@ TEST(ConvShift, SaysWhyAConvolutionStaysOnTheOtherEngines) {
   t.Cin = 128;
   t.Cout = 64;
   EXPECT_EQ(why(t), "output channels per group that fill under 3/4 of 128-channel tiles");
-  t.Cout = 96; // 128 x 9 = 1152 terms, 96 of 128 rows
-  EXPECT_TRUE(convShiftTile(t).has_value());
+  t.Cout = 96; // 128 x 9 = 1152 terms, 96 of 128 rows, but 32-wide rows: small input boxes
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(t), 6 * 40 / 128.0, 0.01);
+  // (A 128-position tile spans 4 rows: a box of 6 rows of 40 floats.)
+  t.in = {1, 130, 130};
+  t.out = {1, 130, 130}; // a tile spans two 130-wide rows: 4 x 136 floats
+  EXPECT_NEAR(wgmmaBoxFloatsPerPosition(t), 4.28, 0.01);
+  ASSERT_TRUE(convShiftTile(t).has_value());
+  EXPECT_EQ(convShiftTile(t)->bm, 128);
+  EXPECT_EQ(convShiftTile(t)->bn, 256);
+  EXPECT_EQ(convShiftTile(t)->wRun, 1);
+  t.in = {1, 128, 128};
+  t.out = {1, 128, 128}; // rows of one tile each: 3 x 136 floats
+  EXPECT_EQ(why(t), "input boxes of at most 4.2 floats a channel per output (the input-box "
+                    "engine's, faster there)");
   t = convSpec("shallow", false, 1, 8, 64, 128, 1, {1, 1, 4096}, {1, 1, 5}, {1, 1, 1}, {0, 0, 2},
                {1, 1, 1}, MathMode::Tf32);
   t.wgmma = true; // 64 x 5 = 320 terms (the harness's Conv1d: 0.54 ms against 0.25)
