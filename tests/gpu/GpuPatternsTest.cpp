@@ -181,8 +181,10 @@ const PatternCase kPatternCases[] = {
      "graph g(%x: f32[2,32,17,15], %w: param f32[32,8,3,3], %b: param f32[32]) { %y = "
      "conv_transpose(%x, %w, %b) {groups = 4} %t = tanh(%y) %s = sum(%t) {dims = [1, 2, 3]} "
      "return %s }"},
+    // 130-wide output rows: input boxes of 4.3 floats a channel per output, so conv_shift
+    // (on 22-wide rows the input-box engine takes it).
     {"conv_shift_wide_mean_relu", "conv+epilogue+sreduce+epilogue", 4,
-     "graph g(%x: f32[2,128,20,24], %w: param f32[128,128,3,3], %b: param f32[128]) { %y = "
+     "graph g(%x: f32[2,128,20,132], %w: param f32[128,128,3,3], %b: param f32[128]) { %y = "
      "conv(%x, %w, %b) %m = mean(%y) {dims = [2, 3]} %o = relu(%m) return %o }"},
     {"convT3d_s2_relu_mean_dhw", "conv+epilogue+sreduce+epilogue", 10,
      "graph g(%x: f32[2,32,5,6,7], %w: param f32[32,32,3,3,3], %b: param f32[32]) { %y = "
