@@ -1,8 +1,8 @@
 //===- compiler/kernels/ConvShift.h - stride-1 convolutions as per-tap GEMMs on wgmma --===//
 //
 // The emitter of templates/conv_shift.cuh, conv_igemm's first choice on sm_90a for TF32
-// convolutions of stride 1 (direct or transposed) with whole 32-channel k tiles and output
-// channels that fill 128-channel tiles: the input is staged channels last on a zero-padded grid
+// convolutions of stride 1 (direct or transposed) with whole 32-channel k tiles where the
+// input-box engine's boxes would be large (convShiftTile): the input is staged channels last on a zero-padded grid
 // (templates/conv_stage.cuh) so that every tap's operand is a run of consecutive rows that
 // one TMA box copies, and the weights are packed as k rows (conv_pack.cuh); the product runs
 // on wgmma with both operands read from shared memory, as the GEMM engine does.
@@ -130,9 +130,10 @@ ConvShiftTile convShiftDefaultTile(const ConvSpec &s);
 /// 128-channel tiles, unless the input-box engine's boxes copy over 4.2 floats a channel per
 /// output (wgmmaBoxFloatsPerPosition), the W taps can share a stage and the epilogue has no
 /// reduction or softmax over the channels: then 64 x 256 tiles (128 x 128 for groups of over
-/// 64 output channels) with wRun W taps a stage. The phase walk gets convShiftDefaultTile
-/// (the planner only asks for strided transposed convolutions it already sent to
-/// conv_igemm).
+/// 64 output channels) with wRun W taps a stage; and boxes of at most 4.2 floats where the
+/// input-box engine can run the convolution (it is faster there). The phase walk gets
+/// convShiftDefaultTile (the planner only asks for strided transposed convolutions it
+/// already sent to conv_igemm).
 std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The kernels, in launch order, sharing slots: conv_pack.cuh (the weight rows, slot 6; for
