@@ -99,8 +99,9 @@ double wgmmaBoxFloatsPerPosition(const ConvSpec &s);
 
 /// Whether emitConvIgemm runs `s` with a softmax (ConvSpec::softmax) or else a reduction
 /// (ConvSpec::channelReduce) over its channels in the kernel: on the wgmma input-box engine
-/// (not conv_shift), one group, every output channel in one tile column. whyNot gets the
-/// reason when not.
+/// (not conv_shift, which keeps a convolution it would run with a softmax, and one of stride
+/// 1 with a reduction; a strided transposed one with a reduction leaves it), one group, every
+/// output channel in one tile column. whyNot gets the reason when not.
 bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),

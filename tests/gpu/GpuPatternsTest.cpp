@@ -130,6 +130,13 @@ const PatternCase kPatternCases[] = {
     {"conv1d_sum_c_128", "conv+epilogue+creduce+epilogue", 2,
      "graph g(%x: f32[3,32,40], %w: param f32[128,32,5], %b: param f32[128]) { %y = conv(%x, "
      "%w, %b) {padding = 2} %s = sum(%y) {dims = [1], keepdim = true} return %s }"},
+    // A strided transposed convolution that conv_shift's phase walk would run leaves it for
+    // the input-box engine's phase kernels when a reduction over the channels follows (the
+    // pack kernel, then one kernel a phase).
+    {"convT_s2_wgmma_min_c_gelu", "conv+epilogue+creduce+epilogue", 5,
+     "graph g(%x: f32[2,64,9,11], %w: param f32[64,128,3,3], %b: param f32[128]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, padding = 1, output_padding = 1} %m = min(%y) "
+     "{dims = [1], keepdim = true} %o = gelu(%m) return %o }"},
     // conv_direct reduces over the channels one thread holds: a sum whose chain reads an
     // [H, W] tensor, a logsumexp over a stride-2 transposed convolution's whole 2x2 phases,
     // and a 3-D min on clamped edge tiles.

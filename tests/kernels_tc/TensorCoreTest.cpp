@@ -646,6 +646,25 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
   // conv_mma refuses it (conv_direct in FFMA runs it: DirectKernelsTest).
   ConvSpec mma = spec(shapes[0], Kind::Sum);
   EXPECT_FALSE(bool(emitConvDirect(mma)));
+  // A strided transposed convolution of conv_shift's phase walk leaves it for the input-box
+  // engine's phase kernels with a reduction over the channels, not with a softmax.
+  ConvSpec phased = spec(convSpec("cr_t2d_s2", true, 2, 2, 64, 128, 1, {1, 9, 11}, {1, 3, 3},
+                                  {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                         Kind::Min);
+  ConvSpec plain = phased;
+  plain.channelReduce.reset();
+  ASSERT_TRUE(convShiftTile(plain).has_value());
+  EXPECT_TRUE(convIgemmRunsChannelTail(phased, &why)) << why;
+  auto ks = emitConvIgemm(phased);
+  ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+  EXPECT_EQ(ks->size(), 5u); // the pack kernel and one a phase
+  EXPECT_EQ(ks->back().templateName, "conv_igemm.cuh");
+  EXPECT_NE(ks->back().tileConfig.find("then a min"), std::string::npos);
+  ConvSpec softmax = plain;
+  softmax.softmax = ConvChannelSoftmax{};
+  EXPECT_FALSE(convIgemmRunsChannelTail(softmax, &why));
+  EXPECT_EQ(why, "the convolution runs on conv_shift, which does not take a softmax over the "
+                 "channels");
 }
 
 class ConvCompile : public ::testing::TestWithParam<size_t> {};
