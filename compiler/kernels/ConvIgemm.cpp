@@ -433,8 +433,9 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                        std::to_string(expect) + ")");
   }
   // TF32 convolutions on sm_90a run as per-tap GEMMs over the staged input where
-  // convShiftTile accepts them (ConvShift.h: wide and deep ones of stride 1, transposed ones
-  // by output phase, small groups), unless a tile is forced.
+  // convShiftTile accepts them (ConvShift.h: stride-1 ones whose input boxes would be large,
+  // transposed ones by output phase, small groups), unless a tile is forced or a strided
+  // transposed one has a reduction over the channels to fold.
   if (!tile && !inputBoxTail)
     if (auto shift = convShiftTile(s))
       return emitConvShift(s, *shift);

@@ -2,10 +2,11 @@
 //
 // The emitter of templates/conv_shift.cuh, conv_igemm's first choice on sm_90a for TF32
 // convolutions of stride 1 (direct or transposed) with whole 32-channel k tiles where the
-// input-box engine's boxes would be large (convShiftTile): the input is staged channels last on a zero-padded grid
-// (templates/conv_stage.cuh) so that every tap's operand is a run of consecutive rows that
-// one TMA box copies, and the weights are packed as k rows (conv_pack.cuh); the product runs
-// on wgmma with both operands read from shared memory, as the GEMM engine does.
+// input-box engine's boxes would be large (convShiftTile): the input is staged channels last
+// on a zero-padded grid (templates/conv_stage.cuh) so that every tap's operand is a run of
+// consecutive rows that one TMA box copies, and the weights are packed as k rows
+// (conv_pack.cuh); the product runs on wgmma with both operands read from shared memory, as
+// the GEMM engine does.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
