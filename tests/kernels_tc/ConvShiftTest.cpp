@@ -503,7 +503,7 @@ TEST(ConvShift, TemplateRefusesAGridSmallerThanTheOutput) {
 
 // Every conv case conv_shift can compute compiles for sm_90a on every tile, without a
 // warning; the GPU harness runs the same kernels (bench/kernels/tc_check.py, suffixes
-// _sh and _sht<i>).
+// _sh, _sht<i> and, with the W taps sharing a stage, _shw<i>).
 class ConvShiftCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(ConvShiftCompile, EveryTileNvrtcSm90a) {
   ConvCase c = convCases()[GetParam()];
