@@ -50,8 +50,14 @@ llvm::Error planElementwise(PlanBuilder &b, int gi, llvm::ArrayRef<int> members,
   spec.computeBody = body;
   std::map<int, int> slots{{kOut, b.bufferOf(output)}};
   bindExtra(b, inputs, slots);
-  return b.launch(emitElementwise(spec), gi, members.empty() ? "copy" : "elementwise",
-                  MathMode::Ffma, slots);
+  llvm::Expected<KernelSource> kernel = emitElementwise(spec);
+  // The emitter counts the output; each tensor the body reads crosses DRAM once too (a
+  // broadcast one is read again from cache).
+  if (kernel)
+    for (auto [slot, value] : inputs.slots())
+      kernel->bytes += double(g.type(value).bytes());
+  return b.launch(std::move(kernel), gi, members.empty() ? "copy" : "elementwise", MathMode::Ffma,
+                  slots);
 }
 
 llvm::SmallVector<int64_t, 6> normalizedDims(const Op &op, unsigned rank) {

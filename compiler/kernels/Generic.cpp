@@ -48,7 +48,7 @@ llvm::Expected<KernelSource> emitElementwise(const ElementwiseSpec &spec) {
   ks.tileConfig = std::to_string(vec) + " elements per step, " +
                   std::to_string(kElementwiseThreads) + " threads";
   ks.flops = double(spec.numel);
-  ks.bytes = double(spec.numel) * 4; // the output; the inputs depend on the compute body
+  ks.bytes = double(spec.numel) * 4; // the output; the planner adds the tensors the body reads
   return ks;
 }
 

@@ -584,6 +584,19 @@ TEST(Epilogue, KernelBytesCountWhatTheChainReads) {
   EXPECT_DOUBLE_EQ(again, alone);
 }
 
+TEST(Epilogue, StandaloneElementwiseBytesCountItsInputs) {
+  auto bytes = [](const char *sir) {
+    auto r = runPipeline(parseOne(sir), {});
+    EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    EXPECT_TRUE(r && r->plan.kernels.size() == 1u);
+    return r ? r->plan.kernels.back().source.bytes : 0.0;
+  };
+  // Two full inputs, a per-column one and the output, each once (x read twice counts once).
+  EXPECT_DOUBLE_EQ(bytes("graph g(%x: f32[256,1024], %y: f32[256,1024], %z: f32[1024]) { %a = "
+                         "add(%x, %y) %b = mul(%a, %z) %c = add(%b, %x) %o = relu(%c) return %o }"),
+                   (3.0 * 256 * 1024 + 1024) * 4);
+}
+
 TEST(Epilogue, BroadcastOffsetsFollowTheOperandShape) {
   IndexSpace conv = IndexSpace::conv({2, 8, 5, 7});
   EXPECT_EQ(broadcastOffset(conv, {7}), "((sinter::i64)s % 7LL)");
