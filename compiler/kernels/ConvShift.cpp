@@ -357,20 +357,20 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   if (r.groupsPerK == 1 && roundUp(cinG, 32) * 4 > cinG * 5)
     return no("input channels that pad the 32-deep k tiles by more than a quarter");
   // The phase walk is asked only for convolutions the planner already sent to conv_igemm;
-  // the two rules below were measured on the stride-1 walk.
-  // The two rules below leave narrow or shallow convolutions to the input-box engine. Where
-  // its boxes copy over kMaxBoxFloatsPerPosition floats a channel for each output (a tile's
-  // 128 positions spanning several full rows of a plane that is not a multiple of 128 wide,
-  // or 3-D boxes of three planes), the staged grid wins anyway: 64-channel tiles of 256
-  // grid rows (128 x 128 for wider groups) whose stages hold the W taps' rows in one box.
-  // The input-box engine keeps reductions and softmaxes over the channels, which conv_shift
-  // does not fuse.
+  // the rules below were measured on the stride-1 walk. The narrow and shallow rules leave
+  // such convolutions to the input-box engine. Where its boxes copy over
+  // kMaxBoxFloatsPerPosition floats a channel for each output (a tile's 128 positions
+  // spanning several full rows of a plane that is not a multiple of 128 wide, or 3-D boxes of
+  // three planes), the staged grid wins anyway: 64-channel tiles of 256 grid rows (128 x 128
+  // for wider groups) whose stages hold the W taps' rows in one box. The input-box engine
+  // keeps reductions and softmaxes over the channels, which conv_shift does not fuse.
   const ShiftMode mode = shiftMode(s);
   const bool narrow = roundUp(coutG, 128) * 3 > coutG * 4;
   const bool shallow = cinG * volume(s.kernel) < kMinReduction;
+  const bool largeBoxes = !g.phased() && wgmmaBoxFloatsPerPosition(s) > kMaxBoxFloatsPerPosition;
   std::optional<ConvShiftTile> boxBound;
-  if (!g.phased() && (narrow || shallow) && !mode.registerA && mode.wTaps > 1 && !s.channelReduce &&
-      !s.softmax && wgmmaBoxFloatsPerPosition(s) > kMaxBoxFloatsPerPosition) {
+  if (largeBoxes && (narrow || shallow) && !mode.registerA && mode.wTaps > 1 && !s.channelReduce &&
+      !s.softmax) {
     if (coutG <= 64)
       boxBound = ConvShiftTile{64, 256, 0, mode.wTaps};
     else
@@ -401,8 +401,7 @@ std::optional<ConvShiftTile> convShiftTile(const ConvSpec &s, std::string *whyNo
   // conv2d_wide_relu_gn, 128 -> 128 on 64-wide rows, 0.453 ms against 0.504;
   // convt2d_kb11_bn_tanh_maxpool_gn 1.184 against 1.199; a 128 -> 128 3x3 on 128-wide rows
   // in the harness 0.399 against 0.494).
-  if (!g.phased() && !boxBound && wgmmaBoxFloatsPerPosition(s) <= kMaxBoxFloatsPerPosition &&
-      convWgmmaTile(s))
+  if (!g.phased() && !largeBoxes && convWgmmaTile(s))
     return no("input boxes of at most 4.2 floats a channel per output (the input-box "
               "engine's, faster there)");
   if (g.phased())

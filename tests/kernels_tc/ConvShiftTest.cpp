@@ -515,11 +515,7 @@ TEST_P(ConvShiftCompile, EveryTileNvrtcSm90a) {
   bool prepCompiled = false;
   const ShiftRows rows = shiftRows(c.spec, shiftGrid(c.spec));
   // With the weights copied by TMA, every tile also with the W taps sharing a stage.
-  const ShiftMode mode = shiftMode(c.spec);
-  std::vector<int> runs = {1};
-  if (!mode.registerA && mode.wTaps > 1)
-    runs.push_back(mode.wTaps);
-  for (int wRun : runs)
+  for (int wRun : shiftWRuns(c.spec))
     for (int bm : {64, 128, 256})
       for (int bn : {64, 128, 256}) {
         ConvShiftTile t{bm, bn, 0, wRun};

@@ -11,6 +11,7 @@
 //===--------------------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/Specs.h"
 
 #include <string>
@@ -64,6 +65,15 @@ inline ConvSpec convSpec(std::string name, bool transposed, unsigned dims, int64
                           : (in[d] + 2 * pad[d] - span - 1) / stride[d] + 1;
   }
   return s;
+}
+
+/// The W-tap runs a forced conv_shift tile of `s` is tried with: 1, and with the weights
+/// copied by TMA the taps that can share a stage (ShiftMode::wTaps) where there are several.
+inline std::vector<int> shiftWRuns(const ConvSpec &s) {
+  const ShiftMode mode = shiftMode(s);
+  if (mode.registerA || mode.wTaps == 1)
+    return {1};
+  return {1, mode.wTaps};
 }
 
 inline std::vector<ConvCase> convCases() {

@@ -1133,8 +1133,7 @@ TEST(Dump, ForGpuHarness) {
       ADD_FAILURE() << llvm::toString(ks.takeError());
     }
     // Suffix _sht<i> for one tap a stage, _shw<i> for the W taps' shared stage.
-    const ShiftMode mode = shiftMode(c.spec);
-    for (int wRun : {1, mode.registerA ? 1 : mode.wTaps}) {
+    for (int wRun : shiftWRuns(c.spec)) {
       int t = 0;
       for (int bm : {64, 128, 256})
         for (int bn : {64, 128, 256}) {
@@ -1152,8 +1151,6 @@ TEST(Dump, ForGpuHarness) {
           forcedShiftTiles[c.spec.kernelName] = forced;
           convs.push_back(c);
         }
-      if (mode.registerA || mode.wTaps == 1)
-        break;
     }
   }
   auto variant = [](const std::string &name) {
