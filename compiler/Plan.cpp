@@ -63,6 +63,26 @@ PlanBuilder::PlanBuilder(const Graph &g, const FusionResult &f, const PlanOption
     buffers_[r] = int(plan.buffers.size());
     plan.buffers.push_back(std::move(b));
   }
+  // A returned view of a computed value: the value is written straight into the result's
+  // buffer (its own buffer is a view of it), so the returned view costs no copy. Not when
+  // the value is returned itself, or another returned view took it first.
+  for (ValueId r : g.results) {
+    ValueId source = r;
+    while (const Op *def = g.defOp(source)) {
+      if (def->info().fusionClass != FusionClass::View)
+        break;
+      source = def->operands[0].value;
+    }
+    if (source == r || g.values[source].isArgument() || buffers_.count(source))
+      continue;
+    alias(source, buffers_[r]);
+  }
+}
+
+int PlanBuilder::resolve(int buffer) const {
+  while (result_.plan.buffers[buffer].aliasOf >= 0)
+    buffer = result_.plan.buffers[buffer].aliasOf;
+  return buffer;
 }
 
 int PlanBuilder::bufferOf(ValueId value) {

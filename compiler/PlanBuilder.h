@@ -28,6 +28,8 @@ public:
   /// Makes `value` a view of `target` (reshape, flatten, dropout): same memory, its own type.
   /// Returns the new buffer.
   int alias(ValueId value, int target);
+  /// The buffer whose memory `buffer` is (itself, or what its chain of views ends at).
+  int resolve(int buffer) const;
   /// Whether `value` already has a buffer (an argument, a result, or planned before).
   bool hasBuffer(ValueId value) const { return buffers_.count(value) != 0; }
   /// A new workspace buffer of `bytes` named `name`.

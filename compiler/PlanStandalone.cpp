@@ -376,9 +376,13 @@ llvm::Error planStandaloneGroup(PlanBuilder &b, int gi) {
   case GroupKind::Norm:
     return planNorm(b, gi);
   case GroupKind::View:
-    // A view of a buffer costs nothing; a returned view needs its own output buffer.
-    if (b.hasBuffer(grp.output))
+    // A view of a buffer costs nothing; a returned view needs its own output buffer, unless
+    // what it views was written there (PlanBuilder's constructor).
+    if (b.hasBuffer(grp.output)) {
+      if (b.resolve(b.bufferOf(root.operands[0].value)) == b.resolve(b.bufferOf(grp.output)))
+        return llvm::Error::success();
       return planElementwise(b, gi, {}, grp.output);
+    }
     b.alias(grp.output, b.bufferOf(root.operands[0].value));
     return llvm::Error::success();
   case GroupKind::Anchor:

@@ -231,12 +231,13 @@ const PatternCase kPatternCases[] = {
     // model says it pays, about 2e9 multiply-adds): a linear layer with a
     // per-feature subtraction and a kept dim (the feature sum, the bias's sum, the [M, 1]
     // product, then the logsumexp), and a batched matmul by a [K, N] matrix with tensors and
-    // numbers on both sides, its dim dropped (a vector product).
+    // numbers on both sides, its dim dropped (a vector product, written straight into the
+    // result that views it: no copy kernel).
     {"linear_sub_mean_folded", "anchor+epilogue", 5,
      "graph g(%x: f32[2048,1000], %w: param f32[1030,1000], %b: param f32[1030], %s: param "
      "f32[1030]) { %y = linear(%x, %w, %b) %d = sub(%y, %s) %m = mean(%d) {dims = [1], keepdim = "
      "true} %l = logsumexp(%m) {dims = [1], keepdim = true} return %l }"},
-    {"matmul_affine_sum_folded", "anchor+epilogue", 8,
+    {"matmul_affine_sum_folded", "anchor+epilogue", 7,
      "graph g(%a: f32[4,500,1030], %b: f32[1030,1040], %s: param f32[1040], %t: param "
      "f32[1,1040]) { %y = matmul(%a, %b) %p = mul(%s, %y) %q = add(%p, 1.5) %r = div(%q, %t) %n "
      "= neg(%r) %o = sum(%n) {dims = [-1]} return %o }"},
