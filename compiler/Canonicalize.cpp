@@ -3,6 +3,7 @@
 
 #include "compiler/FoldReduce.h"
 #include "compiler/Recompose.h"
+#include "compiler/SinkViews.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -144,6 +145,10 @@ bool canonicalize(Graph &g) {
     replaceUses(g, op.result, in);
     changed = true;
   }
+  // Views below the elementwise ops and reductions that follow them, so that those join
+  // the groups before the views.
+  if (sinkViews(g))
+    changed = true;
   // Formulas spelled out op by op (exported GELU, silu, logsumexp, ...): the catalog's op.
   if (recompose(g))
     changed = true;

@@ -59,8 +59,7 @@ const OpCase kOpCases[] = {
      "graph g(%x: f32[3,5,67], %w: param f32[45,67]) { %y = linear(%x, %w) return %y }"},
     {"matmul_batch_broadcast",
      "graph g(%a: f32[2,1,13,17], %b: f32[3,17,11]) { %y = matmul(%a, %b) return %y }"},
-    {"matmul_vector",
-     "graph g(%a: f32[19,23], %b: f32[23]) { %y = matmul(%a, %b) return %y }"},
+    {"matmul_vector", "graph g(%a: f32[19,23], %b: f32[23]) { %y = matmul(%a, %b) return %y }"},
     // Unary ops, with attributes.
     {"unary_chain_1",
      "graph g(%x: f32[7,33]) { %a = relu(%x) %b = sigmoid(%x) %c = tanh(%x) %d = silu(%x) %e = "
@@ -97,8 +96,7 @@ const OpCase kOpCases[] = {
     {"sum_large", "graph g(%x: f32[3,1000003]) { %y = sum(%x) {dims = [1]} return %y }"},
     // Softmax.
     {"softmax_last", "graph g(%x: f32[13,257]) { %y = softmax(%x) {dim = -1} return %y }"},
-    {"log_softmax_middle",
-     "graph g(%x: f32[3,29,7]) { %y = log_softmax(%x) {dim = 1} return %y }"},
+    {"log_softmax_middle", "graph g(%x: f32[3,29,7]) { %y = log_softmax(%x) {dim = 1} return %y }"},
     // Norms.
     {"group_norm_affine",
      "graph g(%x: f32[3,12,7,5], %g: param f32[12], %b: param f32[12]) { %y = group_norm(%x, "
@@ -131,8 +129,24 @@ const OpCase kOpCases[] = {
     {"reshape_flatten_dropout",
      "graph g(%x: f32[2,3,4,5]) { %r = reshape(%x) {shape = [6, -1]} %e = exp(%r) %f = "
      "flatten(%e) {start_dim = 0} %d = dropout(%f) {p = 0.3} %o = mul(%d, 2.0) return %o }"},
-    {"returned_view",
-     "graph g(%x: f32[4,6]) { %e = relu(%x) %f = flatten(%e) return %f }"},
+    {"returned_view", "graph g(%x: f32[4,6]) { %e = relu(%x) %f = flatten(%e) return %f }"},
+    // Views that sink below the ops after them (compiler/SinkViews.h), and returned views
+    // whose values are written straight into the result (a convolution's, a reduction's that
+    // starts from a fill, a value read again by another kernel).
+    {"view_sunk_into_softmax",
+     "graph g(%x: f32[2,3,4,5,6], %s: param f32[1,3,1,1,1]) { %a = relu(%x) %f = reshape(%a) "
+     "{shape = [2, 3, -1]} %p = softmax(%f) {dim = 2} %r = reshape(%p) {shape = [2, 3, 4, 5, "
+     "6]} %m = mul(%r, %s) %o = sigmoid(%m) return %o }"},
+    {"view_sunk_into_pool_reduction",
+     "graph g(%x: f32[6,40], %w: param f32[64,40]) { %y = linear(%x, %w) %u = reshape(%y) {shape "
+     "= [6, 1, 64]} %p = avg_pool(%u) {kernel_size = 4} %q = reshape(%p) {shape = [6, 16]} %e = "
+     "gelu(%q) %o = max(%e) {dims = [1]} return %o }"},
+    {"returned_view_of_conv",
+     "graph g(%x: f32[2,4,9,9], %w: param f32[8,4,3,3]) { %y = conv(%x, %w) %r = relu(%y) %f = "
+     "flatten(%r) {start_dim = 1} return %f }"},
+    {"returned_view_of_sum_and_reused_value",
+     "graph g(%x: f32[5,7,3]) { %e = exp(%x) %s = sum(%e) {dims = [2]} %v = reshape(%s) {shape = "
+     "[35]} %f = flatten(%e) %m = max(%f) {dims = [0]} return %v, %f, %m }"},
 };
 
 /// Test logs name the case instead of dumping its bytes.

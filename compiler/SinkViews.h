@@ -1,0 +1,24 @@
+//===- compiler/SinkViews.h - views moved below the ops that follow them -----------===//
+#pragma once
+
+#include "ir/Graph.h"
+
+namespace sinter {
+
+/// Rewrites `graph` (verified) so that reshapes and flattens stand between fewer ops. Fusion
+/// groups stop at a view (it stands alone), so `softmax -> reshape -> mul` ran the mul as a
+/// kernel of its own, reading and writing the whole tensor once more. A view of `a` used only
+/// by one op moves below that op when the op can work on `a` itself:
+///  - an elementwise op whose result has the view's shape, when each of its other tensor
+///    operands, viewed the same way, broadcasts over `a` (per block of dims whose sizes the
+///    two shapes share: the operand is constant over the block or spans all of it); such an
+///    operand is reshaped to its shape in `a`'s terms (a view: no copy);
+///  - a reduction (sum, mean, max, min, logsumexp) whose reduced dims are whole blocks: it
+///    reduces `a`'s dims of those blocks instead.
+/// The op keeps its attributes but gets a new result (named after the old one); a reshape
+/// placed after it takes the old result's name, type and uses, so results and their names
+/// are unchanged. Repeated until nothing moves, so a view sinks through a chain. The old
+/// view is left unused for the caller to remove. Returns true when something changed.
+bool sinkViews(Graph &graph);
+
+} // namespace sinter

@@ -1,0 +1,151 @@
+//===- tests/compiler/SinkViewsTest.cpp - views moved below the ops after them --------===//
+//
+// compiler/SinkViews.h: each case checks which ops come after the views once they have sunk,
+// that results keep their names and types, and that the graph computes what it did on random
+// data (float64 reference). Views that cannot move stay where they were, and the fusion and
+// plan cases check what the move is for: fewer kernels, and no copy for a returned view.
+//
+//===--------------------------------------------------------------------------------===//
+#include "compiler/SinkViews.h"
+#include "tests/compiler/RewriteCheck.h"
+
+#include "compiler/Canonicalize.h"
+#include "compiler/Pipeline.h"
+
+using namespace sinter;
+using test::expectSameResults;
+
+namespace {
+
+/// The op kinds of `g` in order, by name ("linear softmax mul reshape").
+std::string kinds(const Graph &g) {
+  std::string s;
+  for (const Op &op : g.ops)
+    s += (s.empty() ? "" : " ") + op.name().str();
+  return s;
+}
+
+/// Sinks the views of `text` and expects the ops `after` (op names, in order, dead ops
+/// removed), the results' names and types as before, and the same results on random data.
+void expectSunk(const std::string &text, const std::string &after) {
+  Graph g = test::parseGraph(text);
+  const Graph original = g;
+  EXPECT_TRUE(sinkViews(g)) << printGraph(g);
+  canonicalize(g); // removes the views left unused
+  EXPECT_EQ(kinds(g), after) << printGraph(g);
+  ASSERT_EQ(g.results.size(), original.results.size());
+  for (size_t i = 0; i < g.results.size(); ++i) {
+    EXPECT_EQ(g.values[g.results[i]].name, original.values[original.results[i]].name);
+    EXPECT_EQ(g.type(g.results[i]), original.type(original.results[i]));
+  }
+  for (uint64_t seed : {5u, 17u})
+    expectSameResults(original, g, seed, 1e-12);
+}
+
+void expectStays(const std::string &text) {
+  Graph g = test::parseGraph(text);
+  const std::string before = printGraph(g);
+  EXPECT_FALSE(sinkViews(g));
+  EXPECT_EQ(printGraph(g), before);
+}
+
+TEST(SinkViews, ElementwiseOpsMoveAboveAView) {
+  // The softmax over heads of gemm_reshape_head_softmax: the view of the softmax, a product
+  // with a full-size tensor viewed the same way, and a number.
+  expectSunk("graph g(%x: f32[6,16], %w: param f32[16,16], %s: param f32[]) { %y = linear(%x, "
+             "%w) %r = reshape(%y) {shape = [6, 2, 8]} %p = softmax(%r) {dim = 2} %v = "
+             "reshape(%p) {shape = [6, -1]} %q = mul(%v, %y) %o = mul(%q, %s) return %o }",
+             "linear reshape softmax reshape mul mul reshape");
+  // Two views of values of one shape: the second is read as what it views, no new view.
+  expectSunk("graph g(%x: f32[4,6], %z: f32[4,6]) { %a = exp(%x) %b = tanh(%z) %u = reshape(%a) "
+             "{shape = [24]} %v = reshape(%b) {shape = [24]} %m = mul(%u, %v) return %m }",
+             "exp tanh mul reshape");
+  // kb38's per-channel scale after a softmax over the flattened positions: [1, C, 1, 1, 1]
+  // is [1, C, 1] in the softmax's terms. Unary ops with attributes move too.
+  expectSunk("graph g(%x: f32[2,3,2,4,5], %sc: param f32[1,3,1,1,1]) { %f = reshape(%x) "
+             "{shape = [2, 3, -1]} %s = softmax(%f) {dim = 2} %r = reshape(%s) {shape = [2, 3, "
+             "2, 4, 5]} %m = mul(%r, %sc) %c = clamp(%m) {min = 0.1, max = 0.6} return %c }",
+             "reshape softmax reshape mul clamp reshape");
+  // flatten, and a tensor on the left that is constant over one block and spans the other.
+  expectSunk("graph g(%x: f32[4,3,5], %t: f32[4,1]) { %a = abs(%x) %f = flatten(%a) {start_dim "
+             "= 1} %e = exp(%f) %d = sub(%t, %e) return %d }",
+             "abs exp reshape sub reshape");
+  // mul(%r, %r): one user.
+  expectSunk("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %m = mul(%r, "
+             "%r) %o = relu(%m) return %o }",
+             "abs mul relu reshape");
+}
+
+TEST(SinkViews, ReductionsOverWholeBlocksReduceTheViewedTensor) {
+  // kb98 and kb55: a pool over a [rows, 1, n] view, viewed back, then a reduction over the
+  // rows: the reduction runs on the pool's output, the view after it.
+  expectSunk("graph g(%x: f32[4,32]) { %u = reshape(%x) {shape = [4, 1, 32]} %p = "
+             "avg_pool(%u) {kernel_size = 4} %q = reshape(%p) {shape = [4, 8]} %g = gelu(%q) "
+             "%s = mul(%g, 2.0) %o = max(%s) {dims = [1]} return %o }",
+             "reshape avg_pool gelu mul max reshape");
+  // A reduction over a merged block, keeping its dims.
+  expectSunk("graph g(%x: f32[3,4,5]) { %a = abs(%x) %r = reshape(%a) {shape = [3, 20]} %m = "
+             "mean(%r) {dims = [-1], keepdim = true} return %m }",
+             "abs mean reshape");
+  // Over the leading block of a split: [6, 5] viewed as [2, 3, 5], summed over dims 0 and 1.
+  expectSunk("graph g(%x: f32[6,5]) { %a = abs(%x) %r = reshape(%a) {shape = [2, 3, 5]} %s = "
+             "sum(%r) {dims = [0, 1]} %o = logsumexp(%s) {dims = [0]} return %o }",
+             "abs sum logsumexp");
+}
+
+TEST(SinkViews, ViewsThatCannotMoveStay) {
+  // The other operand varies over part of a block: [2, 3] viewed as [3, 2] is one block, and
+  // a [1, 2] operand covers only part of it.
+  expectStays("graph g(%x: f32[2,3], %t: f32[1,2]) { %a = abs(%x) %r = reshape(%a) {shape = [3, "
+              "2]} %m = mul(%r, %t) return %m }");
+  // The op broadcasts the view up to a larger shape.
+  expectStays("graph g(%x: f32[4], %t: f32[4,5]) { %a = abs(%x) %u = reshape(%a) {shape = [4, 1]} "
+              "%m = add(%u, %t) return %m }");
+  // A reduction over part of a merged block.
+  expectStays("graph g(%x: f32[3,20]) { %a = abs(%x) %u = reshape(%a) {shape = [3, 2, 10]} %m = "
+              "sum(%u) {dims = [2]} return %m }");
+  // A full-size operand computed for this op alone would need a view of its own.
+  expectStays("graph g(%x: f32[4,6], %z: f32[24]) { %a = abs(%x) %b = exp(%z) %r = reshape(%a) "
+              "{shape = [24]} %m = mul(%r, %b) return %m }");
+  // A view of an argument (nothing to join), of a value used elsewhere, a returned view, and
+  // a view with two users.
+  expectStays("graph g(%x: f32[4,6]) { %r = reshape(%x) {shape = [24]} %o = relu(%r) return %o }");
+  expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) "
+              "return %a, %o }");
+  expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) "
+              "return %r, %o }");
+  expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %p = relu(%r) "
+              "%q = exp(%r) %o = add(%p, %q) return %o }");
+}
+
+TEST(SinkViews, FewerKernelsAndNoCopyForAReturnedView) {
+  // softmax -> view -> mul by a per-channel tensor: one kernel, written straight into the
+  // returned view's buffer (no copy kernel), where the mul used to be a kernel of its own.
+  auto g = parseSir("graph g(%x: f32[2,3,2,4,4], %sc: param f32[1,3,1,1,1]) { %f = reshape(%x) "
+                    "{shape = [2, 3, -1]} %s = softmax(%f) {dim = 2} %r = reshape(%s) {shape = "
+                    "[2, 3, 2, 4, 4]} %o = mul(%r, %sc) return %o }",
+                    "t.sir");
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  auto compiled = runPipeline((*g)[0], {Precision::Auto, "sm_90a", false});
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  const ExecutablePlan &plan = compiled->plan.plan;
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_NE(plan.kernels[0].name.find("softmax_mul"), std::string::npos) << plan.kernels[0].name;
+  // The kernel writes (through a view) the graph's output buffer.
+  int out = -1;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.buffers[i].kind == BufferSpec::Kind::Output)
+      out = int(i);
+  ASSERT_GE(out, 0);
+  bool writesOutput = false;
+  for (const Step &s : plan.steps)
+    for (int buffer : s.slots) {
+      int at = buffer;
+      while (at >= 0 && plan.buffers[at].aliasOf >= 0)
+        at = plan.buffers[at].aliasOf;
+      writesOutput |= at == out;
+    }
+  EXPECT_TRUE(writesOutput);
+}
+
+} // namespace
