@@ -107,7 +107,30 @@ bool foldScalarPair(Graph &g, int i, const std::vector<int> &uses) {
   return true;
 }
 
-/// Removes ops whose results nobody uses, renumbering values' defs.
+/// Drops the values that are neither arguments nor op results (those of removed ops),
+/// renumbering the rest in order, so that the graph verifies again.
+void dropOrphanValues(Graph &g) {
+  std::vector<ValueId> renumber(g.values.size(), -1);
+  std::vector<Value> kept;
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (g.values[i].isArgument() || g.values[i].def >= 0) {
+      renumber[i] = ValueId(kept.size());
+      kept.push_back(std::move(g.values[i]));
+    }
+  g.values = std::move(kept);
+  for (ValueId &a : g.args)
+    a = renumber[a];
+  for (ValueId &r : g.results)
+    r = renumber[r];
+  for (Op &op : g.ops) {
+    op.result = renumber[op.result];
+    for (Operand &o : op.operands)
+      if (!o.isScalar())
+        o.value = renumber[o.value];
+  }
+}
+
+/// Removes ops whose results nobody uses, renumbering values' defs, and then their values.
 bool removeDead(Graph &g) {
   bool changed = false;
   while (true) {
@@ -117,7 +140,7 @@ bool removeDead(Graph &g) {
       if (uses[g.ops[i].result] == 0)
         dead = i;
     if (dead < 0)
-      return changed;
+      break;
     changed = true;
     g.values[g.ops[dead].result].def = -1;
     g.ops.erase(g.ops.begin() + dead);
@@ -125,6 +148,9 @@ bool removeDead(Graph &g) {
       if (v.def > dead)
         --v.def;
   }
+  if (changed)
+    dropOrphanValues(g);
+  return changed;
 }
 
 } // namespace

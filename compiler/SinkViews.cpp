@@ -206,7 +206,8 @@ private:
       if (!s)
         return false;
       const Value &v = g.values[o.value];
-      if (sameBroadcast(*s, v.type.shape)) {
+      // (Not an operand of higher rank than a: it would raise the result's rank.)
+      if (v.type.rank() <= shapeA.size() && sameBroadcast(*s, v.type.shape)) {
         others.push_back({k, o.value, std::nullopt});
         continue;
       }

@@ -11,6 +11,9 @@
 
 #include "compiler/Canonicalize.h"
 #include "compiler/Pipeline.h"
+#include "ir/Verifier.h"
+
+#include <random>
 
 using namespace sinter;
 using test::expectSameResults;
@@ -149,3 +152,104 @@ TEST(SinkViews, FewerKernelsAndNoCopyForAReturnedView) {
 }
 
 } // namespace
+
+namespace {
+
+/// A shape with the elements of `dims` regrouped at random: each run of dims is merged or
+/// split into factors, and size-1 dims come and go.
+Shape regroup(const Shape &dims, std::mt19937 &rng) {
+  std::vector<int64_t> primes;
+  for (int64_t d : dims)
+    for (int64_t n = d, p = 2; n > 1;)
+      if (n % p == 0) {
+        primes.push_back(p);
+        n /= p;
+      } else {
+        ++p;
+      }
+  Shape out;
+  int64_t cur = 1;
+  for (int64_t p : primes) {
+    cur *= p;
+    if (rng() % 2) {
+      out.push_back(cur);
+      cur = 1;
+    }
+    if (rng() % 5 == 0)
+      out.push_back(1);
+  }
+  if (cur > 1 || out.empty())
+    out.push_back(cur);
+  return out;
+}
+
+std::string shapeText(const Shape &s) {
+  std::string t;
+  for (int64_t d : s)
+    t += (t.empty() ? "" : ", ") + std::to_string(d);
+  return t;
+}
+
+std::string typeText(const Shape &s) {
+  std::string t = "f32[";
+  for (size_t i = 0; i < s.size(); ++i)
+    t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+} // namespace
+
+TEST(SinkViews, RandomViewsKeepTheirMeaning) {
+  // Random views of a computed tensor, each followed by a mul with a random broadcast operand
+  // and a random reduction: whatever moves, the graph must compute what it did, and the
+  // rewrite must be stable (a second canonicalize changes nothing). Enough of them move for
+  // the test to mean something.
+  std::mt19937 rng(20261128);
+  int movedOps = 0, movedReductions = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    Shape a;
+    for (int rank = 1 + int(rng() % 4), i = 0; i < rank; ++i)
+      a.push_back(int64_t(1 + rng() % 6));
+    const Shape r = regroup(a, rng);
+    Shape t = r;
+    for (int64_t &d : t)
+      if (rng() % 2)
+        d = 1;
+    if (rng() % 3 == 0 && t.size() > 1)
+      t.erase(t.begin()); // aligned right
+    std::string dims;
+    for (size_t j = 0; j < r.size(); ++j)
+      if (rng() % 2)
+        dims += (dims.empty() ? "" : ", ") + std::to_string(j);
+    if (dims.empty())
+      dims = "0";
+    const std::string text = "graph g(%x: " + typeText(a) + ", %t: " + typeText(t) +
+                             ") { %e = exp(%x) %r = reshape(%e) {shape = [" + shapeText(r) +
+                             "]} %m = mul(%r, %t) %s = sum(%m) {dims = [" + dims +
+                             "], keepdim = " + (rng() % 2 ? "true" : "false") + "} return %s }";
+    Graph g = test::parseGraph(text);
+    ASSERT_FALSE(g.ops.empty()) << text;
+    const Graph original = g;
+    canonicalize(g);
+    const std::string once = printGraph(g);
+    // Every type the rewrite wrote down is the one its op infers.
+    Graph checked = g;
+    if (llvm::Error err = verifyGraph(checked))
+      FAIL() << text << "\n" << once << "\n" << llvm::toString(std::move(err));
+    EXPECT_EQ(printGraph(checked), once) << text;
+    EXPECT_FALSE(canonicalize(g)) << text << "\n" << once;
+    // Which ops now run on the unviewed tensor.
+    for (const Op &op : g.ops) {
+      if (op.kind == OpKind::Mul && g.type(op.result).shape == a && a != r)
+        ++movedOps;
+      if (op.kind == OpKind::Sum && g.type(op.operands[0].value).shape == a && a != r)
+        ++movedReductions;
+    }
+    ASSERT_EQ(g.type(g.results[0]), original.type(original.results[0])) << text;
+    expectSameResults(original, g, uint64_t(trial), 1e-12);
+    if (HasFailure())
+      FAIL() << text << "\n" << printGraph(g);
+  }
+  EXPECT_GT(movedOps, 50);
+  EXPECT_GT(movedReductions, 20);
+}
