@@ -1092,6 +1092,33 @@ def _(g, s):
     g.ret(batch_norm(g, "bn", ge))
 
 
+@corpus("conv2d_gelu_flatten_mean")
+def _(g, s):
+    n, hw = s(64, 2), s(128, 10)
+    g.doc = ("GELU(Conv2d(16->64, k=3, pad=1)(x)).flatten(2).mean(2) (a global average pool "
+             "written through a view, as PyTorch code often does)")
+    x = g.input("x", [n, 16, hw, hw])
+    y = conv(g, "y", x, 64, 3, padding=1)
+    a = g.op("a", "gelu", y)
+    f = g.op("f", "flatten", a, start_dim=2)
+    g.ret(g.op("o", "mean", f, dims=[2]))
+
+
+@corpus("conv2d_spatial_softmax_res")
+def _(g, s):
+    n, hw = s(64, 2), s(64, 8)
+    g.doc = ("y = Conv2d(64->128, k=3, pad=1)(x); softmax of y viewed as [N, 128, H*W] over the "
+             "positions, viewed back, * scale[1,128,1,1] + y (spatial attention through views)")
+    x = g.input("x", [n, 64, hw, hw])
+    y = conv(g, "y", x, 128, 3, padding=1)
+    f = g.op("f", "flatten", y, start_dim=2)
+    p = g.op("p", "softmax", f, dim=2)
+    v = g.op("v", "reshape", p, shape=[n, 128, hw, hw])
+    scale = g.param("scale", [1, 128, 1, 1], 0.5, 1.5)
+    m = g.op("m", "mul", v, scale)
+    g.ret(g.op("o", "add", m, y))
+
+
 @corpus("gemm_res_gelu")
 def _(g, s):
     m, k = s(8192, 8), s(2048, 64)
