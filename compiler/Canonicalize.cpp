@@ -171,12 +171,15 @@ bool canonicalize(Graph &g) {
     replaceUses(g, op.result, in);
     changed = true;
   }
-  // Views below the elementwise ops and reductions that follow them, so that those join
-  // the groups before the views.
-  if (sinkViews(g))
-    changed = true;
   // Formulas spelled out op by op (exported GELU, silu, logsumexp, ...): the catalog's op.
   if (recompose(g))
+    changed = true;
+  // Views below the elementwise ops and reductions that follow them, so that those join
+  // the groups before the views (after recompose: a formula that reads a view several times
+  // is one op then, which can move; the ops it replaced, removed first, no longer use it).
+  if (removeDead(g))
+    changed = true;
+  if (sinkViews(g))
     changed = true;
   // Scalar chains (which can leave x * 1 behind: recompose drops it).
   bool folded = false;

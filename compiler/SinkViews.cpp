@@ -55,8 +55,9 @@ Blocks blocksOf(const Shape &a, const Shape &r) {
   return b;
 }
 
-/// Whether a block is all one thing over an operand or a reduction's dims.
-enum class Cover : uint8_t { None, Whole, Mixed };
+/// What an operand or a reduction does over a block: stays constant on it (None), or spans
+/// it whole (Whole). Doing both within one block stops the rewrite.
+enum class Cover : uint8_t { None, Whole };
 
 /// `operand`'s shape in `a`'s terms, when it broadcasts over the view `r` of `a` (its dims
 /// aligned right) in a way `a` can express: per block, size 1 over all of the block's dims of

@@ -79,6 +79,19 @@ TEST(SinkViews, ElementwiseOpsMoveAboveAView) {
              "abs mul relu reshape");
 }
 
+TEST(SinkViews, AFormulaOverAViewMovesOnceRecomposed) {
+  // GELU as an exporter writes it reads the view twice; canonicalize makes it one gelu first,
+  // which then moves above the view (and so into the convolution's epilogue).
+  Graph g = test::parseGraph(
+      "graph g(%x: f32[2,4,6,6], %w: param f32[4,4,3,3]) { %y = conv(%x, %w) {padding = 1} %r = "
+      "reshape(%y) {shape = [2, 4, 36]} %d = div(%r, 1.4142135623730951) %e = erf(%d) %p = "
+      "add(%e, 1.0) %h = mul(%r, 0.5) %o = mul(%h, %p) return %o }");
+  const Graph original = g;
+  EXPECT_TRUE(canonicalize(g));
+  EXPECT_EQ(kinds(g), "conv gelu reshape") << printGraph(g);
+  expectSameResults(original, g, 3, 1e-12);
+}
+
 TEST(SinkViews, ReductionsOverWholeBlocksReduceTheViewedTensor) {
   // kb98 and kb55: a pool over a [rows, 1, n] view, viewed back, then a reduction over the
   // rows: the reduction runs on the pool's output, the view after it.
