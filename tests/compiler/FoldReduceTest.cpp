@@ -35,11 +35,7 @@ void expectFolded(const std::string &text, const std::string &productOut) {
     }
   EXPECT_EQ(products, 1) << printGraph(g);
   // The result keeps its name and type.
-  ASSERT_EQ(g.results.size(), original.results.size());
-  for (size_t i = 0; i < g.results.size(); ++i) {
-    EXPECT_EQ(g.values[g.results[i]].name, original.values[original.results[i]].name);
-    EXPECT_EQ(g.type(g.results[i]), original.type(original.results[i]));
-  }
+  test::expectSameResultNames(original, g);
   for (uint64_t seed : {3u, 11u})
     expectSameResults(original, g, seed, 1e-12);
 }

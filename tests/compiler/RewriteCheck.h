@@ -19,6 +19,16 @@ inline Graph parseGraph(const std::string &text) {
   return graphs ? std::move((*graphs)[0]) : Graph();
 }
 
+/// Expects `rewritten` to return what `original` returns under the same names and types.
+inline void expectSameResultNames(const Graph &original, const Graph &rewritten) {
+  ASSERT_EQ(rewritten.results.size(), original.results.size());
+  for (size_t i = 0; i < rewritten.results.size(); ++i) {
+    EXPECT_EQ(rewritten.values[rewritten.results[i]].name,
+              original.values[original.results[i]].name);
+    EXPECT_EQ(rewritten.type(rewritten.results[i]), original.type(original.results[i]));
+  }
+}
+
 /// Expects `rewritten` to compute what `original` does on random data drawn with `seed`
 /// (float64 reference): every result within relative L2 `tolerance`.
 inline void expectSameResults(const Graph &original, const Graph &rewritten, uint64_t seed,

@@ -36,11 +36,7 @@ void expectSunk(const std::string &text, const std::string &after) {
   EXPECT_TRUE(sinkViews(g)) << printGraph(g);
   canonicalize(g); // removes the views left unused
   EXPECT_EQ(kinds(g), after) << printGraph(g);
-  ASSERT_EQ(g.results.size(), original.results.size());
-  for (size_t i = 0; i < g.results.size(); ++i) {
-    EXPECT_EQ(g.values[g.results[i]].name, original.values[original.results[i]].name);
-    EXPECT_EQ(g.type(g.results[i]), original.type(original.results[i]));
-  }
+  test::expectSameResultNames(original, g);
   for (uint64_t seed : {5u, 17u})
     expectSameResults(original, g, seed, 1e-12);
 }
