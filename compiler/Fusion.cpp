@@ -25,6 +25,7 @@
 //===--------------------------------------------------------------------------------===//
 #include "compiler/Fusion.h"
 
+#include "compiler/SinkViews.h"
 #include "compiler/kernels/Generic.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -125,6 +126,10 @@ bool isElementwiseOp(OpKind k) {
 /// when it cannot.
 std::optional<std::string> epilogueStepVeto(const Context &ctx, ValueId v, int consumer) {
   const Op &op = ctx.op(consumer);
+  // A view left in place by canonicalize (compiler/SinkViews.h): say why it did not move.
+  if (op.kind == OpKind::Reshape || op.kind == OpKind::Flatten)
+    return op.name().str() + " " + ctx.name(op.result) +
+           " stays in place: " + whyViewStays(ctx.graph, consumer);
   // Only elementwise work can run on the value inside the producer's epilogue.
   if (!isElementwiseOp(op.kind))
     return op.name().str() + " is not elementwise";

@@ -16,6 +16,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <cassert>
 #include <optional>
 #include <string>
 
@@ -99,23 +100,68 @@ bool sameBroadcast(const Shape &x, const Shape &y) {
   return strip(x) == strip(y);
 }
 
+/// Why a view stays where it is, or nullopt when it moves (or, analysing, would).
+using Veto = std::optional<std::string>;
+
 class Sinker {
 public:
-  explicit Sinker(Graph &g) : g(g) {}
+  /// With `apply` false the Sinker only says why views stay; it changes nothing.
+  Sinker(Graph &g, bool apply) : g(g), apply(apply) {}
 
   bool run() {
     bool changed = false;
     for (bool moved = true; moved;) {
       moved = false;
       for (int i = 0; i < int(g.ops.size()) && !moved; ++i)
-        moved = sinkAfter(i);
+        moved = !sinkAfter(i);
       changed |= moved;
     }
     return changed;
   }
 
+  /// Moves the view defined by op `vi` below its one user, where that user allows it; else
+  /// says why not.
+  Veto sinkAfter(int vi) {
+    const Op &view = g.ops[vi];
+    if (view.kind != OpKind::Reshape && view.kind != OpKind::Flatten)
+      return view.name().str() + " is not a reshape or flatten";
+    const ValueId r = view.result, a = view.operands[0].value;
+    ValueUses uses(g);
+    if (uses.returned[r])
+      return name(r) + " is a graph result";
+    if (uses.uses[r] == 0)
+      return name(r) + " has no use";
+    // Only a view of a value computed for it alone: the op after the view can then join the
+    // op that computes it. A value used elsewhere (or an argument) is in memory anyway.
+    if (g.values[a].isArgument())
+      return name(a) + " is a graph argument";
+    if (uses.uses[a] != 1 || uses.returned[a])
+      return name(a) + " is used elsewhere too";
+    // Every use of the view is in one op (mul(%r, %r) counts as one user).
+    int user = -1;
+    for (int i = vi + 1; i < int(g.ops.size()); ++i)
+      for (const Operand &o : g.ops[i].operands)
+        if (!o.isScalar() && o.value == r) {
+          if (user >= 0 && user != i)
+            return name(r) + " has more than one user";
+          user = i;
+        }
+    assert(user >= 0 && "a used value is used after its definition");
+    const Shape shapeA = g.type(a).shape, shapeR = g.type(r).shape;
+    const Blocks blocks = blocksOf(shapeA, shapeR);
+    const FusionClass cls = g.ops[user].info().fusionClass;
+    if (cls == FusionClass::Elementwise || cls == FusionClass::Broadcast)
+      return sinkElementwise(user, a, r, blocks, uses);
+    if (cls == FusionClass::Reduction)
+      return sinkReduction(user, a, blocks);
+    return g.ops[user].name().str() + " after it is neither elementwise nor a reduction";
+  }
+
 private:
   Graph &g;
+  bool apply;
+
+  std::string name(ValueId v) const { return "%" + g.values[v].name; }
 
   /// A new value named after `stem`, of shape `shape`, not yet defined.
   ValueId newValue(const std::string &stem, const Shape &shape) {
@@ -151,45 +197,11 @@ private:
     return op;
   }
 
-  /// Moves the view defined by op `vi` below its one user, where that user allows it.
-  bool sinkAfter(int vi) {
-    const Op &view = g.ops[vi];
-    if (view.kind != OpKind::Reshape && view.kind != OpKind::Flatten)
-      return false;
-    const ValueId r = view.result, a = view.operands[0].value;
-    ValueUses uses(g);
-    if (uses.returned[r] || uses.uses[r] == 0)
-      return false;
-    // Only a view of a value computed for it alone: the op after the view can then join the
-    // op that computes it. A value used elsewhere (or an argument) is in memory anyway.
-    if (g.values[a].isArgument() || uses.uses[a] != 1 || uses.returned[a])
-      return false;
-    // Every use of the view is in one op (mul(%r, %r) counts as one user).
-    int user = -1;
-    for (int i = vi + 1; i < int(g.ops.size()); ++i)
-      for (const Operand &o : g.ops[i].operands)
-        if (!o.isScalar() && o.value == r) {
-          if (user >= 0 && user != i)
-            return false;
-          user = i;
-        }
-    if (user < 0)
-      return false;
-    const Shape shapeA = g.type(a).shape, shapeR = g.type(r).shape;
-    const Blocks blocks = blocksOf(shapeA, shapeR);
-    const FusionClass cls = g.ops[user].info().fusionClass;
-    if (cls == FusionClass::Elementwise || cls == FusionClass::Broadcast)
-      return sinkElementwise(user, a, r, blocks, uses);
-    if (cls == FusionClass::Reduction)
-      return sinkReduction(user, a, blocks);
-    return false;
-  }
-
-  bool sinkElementwise(int ui, ValueId a, ValueId r, const Blocks &blocks, const ValueUses &uses) {
+  Veto sinkElementwise(int ui, ValueId a, ValueId r, const Blocks &blocks, const ValueUses &uses) {
     const Shape shapeA = g.type(a).shape, shapeR = g.type(r).shape;
     const ValueId old = g.ops[ui].result;
     if (g.type(old).shape != shapeR)
-      return false;
+      return g.ops[ui].name().str() + " broadcasts " + name(r) + " to a larger shape";
     // The other tensor operands in a's terms, all of them or nothing moves: each is read as
     // it is (it broadcasts alike in both shapes), as the value it is itself a view of (that
     // value has a's shape), or through a new view.
@@ -205,7 +217,8 @@ private:
         continue;
       std::optional<Shape> s = operandInTermsOf(g.type(o.value).shape, shapeA, shapeR, blocks);
       if (!s)
-        return false;
+        return name(o.value) + " " + g.type(o.value).str() + " varies within a block of dims " +
+               "that the view regroups";
       const Value &v = g.values[o.value];
       // (Not an operand of higher rank than a: it would raise the result's rank.)
       if (v.type.rank() <= shapeA.size() && sameBroadcast(*s, v.type.shape)) {
@@ -222,9 +235,12 @@ private:
       // argument, or used elsewhere): its new view then never sinks in turn, which would view
       // a back and trade the two places for ever.
       if (*s == shapeA && !v.isArgument() && uses.uses[o.value] == 1 && !uses.returned[o.value])
-        return false;
+        return name(o.value) + " would need a view of its own, being computed for " +
+               g.ops[ui].name().str() + " alone";
       others.push_back({k, o.value, s});
     }
+    if (!apply)
+      return std::nullopt;
     for (const Other &o : others) {
       ValueId value = o.value;
       if (o.view) {
@@ -240,7 +256,7 @@ private:
     return moveResult(ui, shapeA);
   }
 
-  bool sinkReduction(int ui, ValueId a, const Blocks &blocks) {
+  Veto sinkReduction(int ui, ValueId a, const Blocks &blocks) {
     Op &red = g.ops[ui];
     const Shape shapeA = g.type(a).shape, shapeR = g.type(red.operands[0].value).shape;
     const int rank = int(shapeR.size());
@@ -255,7 +271,7 @@ private:
       const int k = blocks.ofR[j];
       const Cover c = reduced[j] ? Cover::Whole : Cover::None;
       if (seen[k] && cover[k] != c)
-        return false; // the reduction splits a block
+        return red.name().str() + " reduces part of a block of dims that the view regroups";
       cover[k] = c;
       seen[k] = true;
     }
@@ -270,7 +286,9 @@ private:
         out.push_back(isReduced ? 1 : shapeA[i]);
     }
     if (dims.empty())
-      return false; // only dims of size 1 were reduced
+      return red.name().str() + " reduces only dims of size 1";
+    if (!apply)
+      return std::nullopt;
     red.operands[0].value = a;
     red.setAttr("dims", dims);
     return moveResult(ui, out);
@@ -279,20 +297,26 @@ private:
   /// Op `ui` now reads the unviewed values and makes `shape`: it gets a new result of that
   /// shape, and a reshape after it gives its old result (name, type, uses) the view's shape
   /// back. Nothing is added where the shapes agree.
-  bool moveResult(int ui, const Shape &shape) {
+  Veto moveResult(int ui, const Shape &shape) {
     const ValueId old = g.ops[ui].result;
     if (g.type(old).shape == shape)
-      return true;
+      return std::nullopt;
     const ValueId fresh = newValue(g.values[old].name, shape);
     g.ops[ui].result = fresh;
     g.values[fresh].def = ui;
     insert(ui + 1, reshapeOp(fresh, old, g.ops[ui]));
-    return true;
+    return std::nullopt;
   }
 };
 
 } // namespace
 
-bool sinkViews(Graph &graph) { return Sinker(graph).run(); }
+bool sinkViews(Graph &graph) { return Sinker(graph, true).run(); }
+
+std::string whyViewStays(const Graph &graph, int viewOp) {
+  Graph copy = graph; // analysis only: nothing is changed, but the Sinker takes a graph
+  Veto why = Sinker(copy, false).sinkAfter(viewOp);
+  return why ? *why : "it could move";
+}
 
 } // namespace sinter

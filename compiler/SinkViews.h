@@ -3,6 +3,8 @@
 
 #include "ir/Graph.h"
 
+#include <string>
+
 namespace sinter {
 
 /// Rewrites `graph` (verified) so that reshapes and flattens stand between fewer ops. Fusion
@@ -20,5 +22,10 @@ namespace sinter {
 /// are unchanged. Repeated until nothing moves, so a view sinks through a chain. The old
 /// view is left unused for the caller to remove. Returns true when something changed.
 bool sinkViews(Graph &graph);
+
+/// Why the view (reshape or flatten) defined by op `viewOp` of `graph` does not move below
+/// the op after it, in a phrase such as "%t f32[1,2] varies within a block of dims that the
+/// view regroups", for `sinterc explain --why`; "it could move" where sinkViews would move it.
+std::string whyViewStays(const Graph &graph, int viewOp);
 
 } // namespace sinter

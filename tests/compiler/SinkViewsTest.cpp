@@ -41,9 +41,17 @@ void expectSunk(const std::string &text, const std::string &after) {
     expectSameResults(original, g, seed, 1e-12);
 }
 
-void expectStays(const std::string &text) {
+/// Expects no view of `text` to move, and the reason given for its view (the first reshape
+/// or flatten) to be `why`.
+void expectStays(const std::string &text, const std::string &why) {
   Graph g = test::parseGraph(text);
   const std::string before = printGraph(g);
+  int view = -1;
+  for (int i = 0; i < int(g.ops.size()) && view < 0; ++i)
+    if (g.ops[i].kind == OpKind::Reshape || g.ops[i].kind == OpKind::Flatten)
+      view = i;
+  ASSERT_GE(view, 0) << text;
+  EXPECT_EQ(whyViewStays(g, view), why) << text;
   EXPECT_FALSE(sinkViews(g));
   EXPECT_EQ(printGraph(g), before);
 }
@@ -109,25 +117,41 @@ TEST(SinkViews, ViewsThatCannotMoveStay) {
   // The other operand varies over part of a block: [2, 3] viewed as [3, 2] is one block, and
   // a [1, 2] operand covers only part of it.
   expectStays("graph g(%x: f32[2,3], %t: f32[1,2]) { %a = abs(%x) %r = reshape(%a) {shape = [3, "
-              "2]} %m = mul(%r, %t) return %m }");
+              "2]} %m = mul(%r, %t) return %m }",
+              "%t f32[1,2] varies within a block of dims that the view regroups");
   // The op broadcasts the view up to a larger shape.
   expectStays("graph g(%x: f32[4], %t: f32[4,5]) { %a = abs(%x) %u = reshape(%a) {shape = [4, 1]} "
-              "%m = add(%u, %t) return %m }");
+              "%m = add(%u, %t) return %m }",
+              "add broadcasts %u to a larger shape");
   // A reduction over part of a merged block.
   expectStays("graph g(%x: f32[3,20]) { %a = abs(%x) %u = reshape(%a) {shape = [3, 2, 10]} %m = "
-              "sum(%u) {dims = [2]} return %m }");
+              "sum(%u) {dims = [2]} return %m }",
+              "sum reduces part of a block of dims that the view regroups");
   // A full-size operand computed for this op alone would need a view of its own.
   expectStays("graph g(%x: f32[4,6], %z: f32[24]) { %a = abs(%x) %b = exp(%z) %r = reshape(%a) "
-              "{shape = [24]} %m = mul(%r, %b) return %m }");
+              "{shape = [24]} %m = mul(%r, %b) return %m }",
+              "%b would need a view of its own, being computed for mul alone");
   // A view of an argument (nothing to join), of a value used elsewhere, a returned view, and
   // a view with two users.
-  expectStays("graph g(%x: f32[4,6]) { %r = reshape(%x) {shape = [24]} %o = relu(%r) return %o }");
+  expectStays("graph g(%x: f32[4,6]) { %r = reshape(%x) {shape = [24]} %o = relu(%r) return %o }",
+              "%x is a graph argument");
   expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) "
-              "return %a, %o }");
+              "return %a, %o }",
+              "%a is used elsewhere too");
   expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) "
-              "return %r, %o }");
+              "return %r, %o }",
+              "%r is a graph result");
   expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %p = relu(%r) "
-              "%q = exp(%r) %o = add(%p, %q) return %o }");
+              "%q = exp(%r) %o = add(%p, %q) return %o }",
+              "%r has more than one user");
+  // An op after the view that is neither elementwise nor a reduction.
+  expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = "
+              "softmax(%r) {dim = 0} return %o }",
+              "softmax after it is neither elementwise nor a reduction");
+  Graph moves = test::parseGraph(
+      "graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) return "
+      "%o }");
+  EXPECT_EQ(whyViewStays(moves, 1), "it could move");
 }
 
 TEST(SinkViews, FewerKernelsAndNoCopyForAReturnedView) {
