@@ -148,8 +148,8 @@ bool removeDead(Graph &g) {
       if (v.def > dead)
         --v.def;
   }
-  if (changed)
-    dropOrphanValues(g);
+  // (Also the values of ops other rewrites removed, e.g. sinkViews.)
+  dropOrphanValues(g);
   return changed;
 }
 

@@ -113,7 +113,12 @@ public:
     for (bool moved = true; moved;) {
       moved = false;
       for (int i = 0; i < int(g.ops.size()) && !moved; ++i)
-        moved = !sinkAfter(i);
+        if (!sinkAfter(i)) {
+          // The view that moved is unused now; removed at once, so that it does not count
+          // as a use of its operand when a view that operand is sinks next.
+          erase(i);
+          moved = true;
+        }
       changed |= moved;
     }
     return changed;
@@ -154,7 +159,9 @@ public:
       return sinkElementwise(user, a, r, blocks, uses);
     if (cls == FusionClass::Reduction)
       return sinkReduction(user, a, blocks);
-    return g.ops[user].name().str() + " after it is neither elementwise nor a reduction";
+    if (g.ops[user].kind == OpKind::Softmax || g.ops[user].kind == OpKind::LogSoftmax)
+      return sinkSoftmax(user, a, blocks);
+    return g.ops[user].name().str() + " after it is neither elementwise, a reduction nor a softmax";
   }
 
 private:
@@ -174,6 +181,15 @@ private:
     v.kind = ValueKind::Result;
     g.values.push_back(std::move(v));
     return ValueId(g.values.size() - 1);
+  }
+
+  /// Removes op `at` (its result left without a definition, for the caller to drop).
+  void erase(int at) {
+    g.values[g.ops[at].result].def = -1;
+    g.ops.erase(g.ops.begin() + at);
+    for (Value &v : g.values)
+      if (v.def > at)
+        --v.def;
   }
 
   /// Places `op` at index `at`, moving the ops from there one place on.
@@ -292,6 +308,37 @@ private:
     red.operands[0].value = a;
     red.setAttr("dims", dims);
     return moveResult(ui, out);
+  }
+
+  /// A softmax along a dim that is a block of its own in both shapes (the view splits or
+  /// merges only other dims) runs along that dim of a.
+  Veto sinkSoftmax(int ui, ValueId a, const Blocks &blocks) {
+    Op &sm = g.ops[ui];
+    const Shape shapeA = g.type(a).shape, shapeR = g.type(sm.operands[0].value).shape;
+    const int rank = int(shapeR.size());
+    int64_t d = sm.getInt("dim");
+    d = d < 0 ? d + rank : d;
+    if (shapeR[d] == 1)
+      return sm.name().str() + " runs along a dim of size 1";
+    const int k = blocks.ofR[d];
+    auto onlyDim = [&](const Shape &shape, llvm::ArrayRef<int> of) {
+      int found = -1;
+      for (int i = 0; i < int(shape.size()); ++i)
+        if (shape[i] != 1 && of[i] == k) {
+          if (found >= 0)
+            return -1;
+          found = i;
+        }
+      return found;
+    };
+    const int i = onlyDim(shapeA, blocks.ofA);
+    if (onlyDim(shapeR, blocks.ofR) != d || i < 0)
+      return sm.name().str() + " runs along a dim that the view merges with others or splits";
+    if (!apply)
+      return std::nullopt;
+    sm.operands[0].value = a;
+    sm.setAttr("dim", int64_t(i));
+    return moveResult(ui, shapeA);
   }
 
   /// Op `ui` now reads the unviewed values and makes `shape`: it gets a new result of that

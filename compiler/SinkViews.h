@@ -16,11 +16,14 @@ namespace sinter {
 ///    two shapes share: the operand is constant over the block or spans all of it); such an
 ///    operand is reshaped to its shape in `a`'s terms (a view: no copy);
 ///  - a reduction (sum, mean, max, min, logsumexp) whose reduced dims are whole blocks: it
-///    reduces `a`'s dims of those blocks instead.
+///    reduces `a`'s dims of those blocks instead;
+///  - a softmax or log_softmax along a dim that is a block of its own in both shapes: it runs
+///    along that dim of `a` (x.view(N, C, H * W).softmax(1) is a softmax over x's channels).
 /// The op keeps its attributes but gets a new result (named after the old one); a reshape
 /// placed after it takes the old result's name, type and uses, so results and their names
 /// are unchanged. Repeated until nothing moves, so a view sinks through a chain. The old
-/// view is left unused for the caller to remove. Returns true when something changed.
+/// view is removed, its value left without a definition for the caller to drop (canonicalize
+/// does). Returns true when something changed.
 bool sinkViews(Graph &graph);
 
 /// Why the view (reshape or flatten) defined by op `viewOp` of `graph` does not move below

@@ -1119,6 +1119,20 @@ def _(g, s):
     g.ret(g.op("o", "add", m, y))
 
 
+@corpus("conv2d_view_softmax_c_mul")
+def _(g, s):
+    n, hw = s(64, 2), s(64, 8)
+    g.doc = ("Conv2d(32->64, k=3, pad=1)(x) viewed as [N, 64, H*W], softmax over the channels, "
+             "viewed back, * gate (a second input of the output's shape)")
+    x = g.input("x", [n, 32, hw, hw])
+    gate = g.input("gate", [n, 64, hw, hw])
+    y = conv(g, "y", x, 64, 3, padding=1)
+    f = g.op("f", "flatten", y, start_dim=2)
+    p = g.op("p", "softmax", f, dim=1)
+    v = g.op("v", "reshape", p, shape=[n, 64, hw, hw])
+    g.ret(g.op("o", "mul", v, gate))
+
+
 @corpus("gemm_res_gelu")
 def _(g, s):
     m, k = s(8192, 8), s(2048, 64)

@@ -96,6 +96,26 @@ TEST(SinkViews, AFormulaOverAViewMovesOnceRecomposed) {
   expectSameResults(original, g, 3, 1e-12);
 }
 
+TEST(SinkViews, ASoftmaxAlongADimOfItsOwnRunsOnTheViewedTensor) {
+  // x.view(N, C, H * W).softmax(1): a softmax over the channels; log_softmax from the end.
+  expectSunk("graph g(%x: f32[2,3,4,5]) { %a = abs(%x) %f = reshape(%a) {shape = [2, 3, 20]} %s "
+             "= softmax(%f) {dim = 1} %o = exp(%s) return %o }",
+             "abs softmax exp reshape");
+  expectSunk("graph g(%x: f32[6,5]) { %a = abs(%x) %r = reshape(%a) {shape = [2, 3, 5]} %s = "
+             "log_softmax(%r) {dim = -1} return %s }",
+             "abs log_softmax reshape");
+  // After a convolution, the softmax over its channels then runs in its kernel.
+  auto g = parseSir("graph g(%x: f32[2,8,6,6], %w: param f32[16,8,3,3]) { %y = conv(%x, %w) "
+                    "{padding = 1} %f = flatten(%y) {start_dim = 2} %s = softmax(%f) {dim = 1} "
+                    "return %s }",
+                    "t.sir");
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  auto compiled = runPipeline((*g)[0], {Precision::Auto, "sm_90a", false});
+  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+  ASSERT_EQ(compiled->fusion.groups.size(), 2u) << printGraph(compiled->graph);
+  EXPECT_GE(compiled->fusion.groups[0].softmax, 0) << compiled->fusion.groups[0].pattern;
+}
+
 TEST(SinkViews, ReductionsOverWholeBlocksReduceTheViewedTensor) {
   // kb98 and kb55: a pool over a [rows, 1, n] view, viewed back, then a reduction over the
   // rows: the reduction runs on the pool's output, the view after it.
@@ -144,10 +164,13 @@ TEST(SinkViews, ViewsThatCannotMoveStay) {
   expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %p = relu(%r) "
               "%q = exp(%r) %o = add(%p, %q) return %o }",
               "%r has more than one user");
-  // An op after the view that is neither elementwise nor a reduction.
+  // A softmax along a merged dim, and a pool.
   expectStays("graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = "
               "softmax(%r) {dim = 0} return %o }",
-              "softmax after it is neither elementwise nor a reduction");
+              "softmax runs along a dim that the view merges with others or splits");
+  expectStays("graph g(%x: f32[2,3,8]) { %a = abs(%x) %r = reshape(%a) {shape = [2, 3, 2, 4]} "
+              "%o = max_pool(%r) {kernel_size = 2} return %o }",
+              "max_pool after it is neither elementwise, a reduction nor a softmax");
   Graph moves = test::parseGraph(
       "graph g(%x: f32[4,6]) { %a = abs(%x) %r = reshape(%a) {shape = [24]} %o = relu(%r) return "
       "%o }");
@@ -234,11 +257,11 @@ std::string typeText(const Shape &s) {
 
 TEST(SinkViews, RandomViewsKeepTheirMeaning) {
   // Random views of a computed tensor, each followed by a mul with a random broadcast operand
-  // and a random reduction: whatever moves, the graph must compute what it did, and the
+  // and a random reduction or softmax: whatever moves, the graph must compute what it did, and the
   // rewrite must be stable (a second canonicalize changes nothing). Enough of them move for
   // the test to mean something.
   std::mt19937 rng(20261128);
-  int movedOps = 0, movedReductions = 0;
+  int movedOps = 0, movedReductions = 0, movedSoftmaxes = 0;
   for (int trial = 0; trial < 300; ++trial) {
     Shape a;
     for (int rank = 1 + int(rng() % 4), i = 0; i < rank; ++i)
@@ -256,10 +279,15 @@ TEST(SinkViews, RandomViewsKeepTheirMeaning) {
         dims += (dims.empty() ? "" : ", ") + std::to_string(j);
     if (dims.empty())
       dims = "0";
+    // Every third graph ends in a softmax along a random dim instead of a sum.
+    const bool softmax = trial % 3 == 0;
+    const std::string last =
+        softmax ? "%s = softmax(%m) {dim = " + std::to_string(rng() % r.size()) + "}"
+                : "%s = sum(%m) {dims = [" + dims +
+                      "], keepdim = " + (rng() % 2 ? "true" : "false") + "}";
     const std::string text = "graph g(%x: " + typeText(a) + ", %t: " + typeText(t) +
                              ") { %e = exp(%x) %r = reshape(%e) {shape = [" + shapeText(r) +
-                             "]} %m = mul(%r, %t) %s = sum(%m) {dims = [" + dims +
-                             "], keepdim = " + (rng() % 2 ? "true" : "false") + "} return %s }";
+                             "]} %m = mul(%r, %t) " + last + " return %s }";
     Graph g = test::parseGraph(text);
     ASSERT_FALSE(g.ops.empty()) << text;
     const Graph original = g;
@@ -277,6 +305,8 @@ TEST(SinkViews, RandomViewsKeepTheirMeaning) {
         ++movedOps;
       if (op.kind == OpKind::Sum && g.type(op.operands[0].value).shape == a && a != r)
         ++movedReductions;
+      if (op.kind == OpKind::Softmax && g.type(op.result).shape == a && a != r)
+        ++movedSoftmaxes;
     }
     ASSERT_EQ(g.type(g.results[0]), original.type(original.results[0])) << text;
     expectSameResults(original, g, uint64_t(trial), 1e-12);
@@ -285,4 +315,5 @@ TEST(SinkViews, RandomViewsKeepTheirMeaning) {
   }
   EXPECT_GT(movedOps, 50);
   EXPECT_GT(movedReductions, 20);
+  EXPECT_GT(movedSoftmaxes, 10);
 }
