@@ -170,14 +170,16 @@ private:
 
   std::string name(ValueId v) const { return "%" + g.values[v].name; }
 
-  /// A new value named after `stem`, of shape `shape`, not yet defined.
-  ValueId newValue(const std::string &stem, const Shape &shape) {
+  /// A new value named and typed after `like` but of shape `shape`, not yet defined.
+  ValueId newValue(ValueId like, const Shape &shape) {
+    const std::string stem = g.values[like].name;
+    const DType dtype = g.type(like).dtype;
     std::string name;
     for (int n = 0; name.empty() || g.lookup(name) >= 0; ++n)
       name = stem + "_unviewed" + (n ? std::to_string(n) : "");
     Value v;
     v.name = std::move(name);
-    v.type = TensorType(DType::F32, shape);
+    v.type = TensorType(dtype, shape);
     v.kind = ValueKind::Result;
     g.values.push_back(std::move(v));
     return ValueId(g.values.size() - 1);
@@ -260,7 +262,7 @@ private:
     for (const Other &o : others) {
       ValueId value = o.value;
       if (o.view) {
-        value = newValue(g.values[o.value].name, *o.view);
+        value = newValue(o.value, *o.view);
         insert(ui, reshapeOp(o.value, value, g.ops[ui]));
         ++ui;
       }
@@ -348,7 +350,7 @@ private:
     const ValueId old = g.ops[ui].result;
     if (g.type(old).shape == shape)
       return std::nullopt;
-    const ValueId fresh = newValue(g.values[old].name, shape);
+    const ValueId fresh = newValue(old, shape);
     g.ops[ui].result = fresh;
     g.values[fresh].def = ui;
     insert(ui + 1, reshapeOp(fresh, old, g.ops[ui]));
