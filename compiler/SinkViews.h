@@ -9,12 +9,15 @@ namespace sinter {
 
 /// Rewrites `graph` (verified) so that reshapes and flattens stand between fewer ops. Fusion
 /// groups stop at a view (it stands alone), so `softmax -> reshape -> mul` ran the mul as a
-/// kernel of its own, reading and writing the whole tensor once more. A view of `a` used only
-/// by one op moves below that op when the op can work on `a` itself:
+/// kernel of its own, reading and writing the whole tensor once more. A view of `a` (a value
+/// an op computes for the view alone) used by one op moves below that op when the op can work
+/// on `a` itself:
 ///  - an elementwise op whose result has the view's shape, when each of its other tensor
 ///    operands, viewed the same way, broadcasts over `a` (per block of dims whose sizes the
 ///    two shapes share: the operand is constant over the block or spans all of it); such an
-///    operand is reshaped to its shape in `a`'s terms (a view: no copy);
+///    operand is reshaped to its shape in `a`'s terms (a view: no copy), a full-size one only
+///    where it is in memory anyway (an argument, or used elsewhere), so that its view never
+///    sinks in turn;
 ///  - a reduction (sum, mean, max, min, logsumexp) whose reduced dims are whole blocks: it
 ///    reduces `a`'s dims of those blocks instead;
 ///  - a softmax or log_softmax along a dim that is a block of its own in both shapes: it runs
