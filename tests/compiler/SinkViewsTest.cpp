@@ -41,6 +41,13 @@ void expectSunk(const std::string &text, const std::string &after) {
     expectSameResults(original, g, seed, 1e-12);
 }
 
+/// The pipeline's result for `text` on sm_90a (empty, with a test failure, when it fails).
+PipelineResult planned(const std::string &text) {
+  auto r = runPipeline(test::parseGraph(text), {Precision::Auto, "sm_90a", false});
+  EXPECT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  return r ? std::move(*r) : PipelineResult();
+}
+
 /// Expects no view of `text` to move, and the reason given for its view (the first reshape
 /// or flatten) to be `why`.
 void expectStays(const std::string &text, const std::string &why) {
@@ -105,15 +112,11 @@ TEST(SinkViews, ASoftmaxAlongADimOfItsOwnRunsOnTheViewedTensor) {
              "log_softmax(%r) {dim = -1} return %s }",
              "abs log_softmax reshape");
   // After a convolution, the softmax over its channels then runs in its kernel.
-  auto g = parseSir("graph g(%x: f32[2,8,6,6], %w: param f32[16,8,3,3]) { %y = conv(%x, %w) "
-                    "{padding = 1} %f = flatten(%y) {start_dim = 2} %s = softmax(%f) {dim = 1} "
-                    "return %s }",
-                    "t.sir");
-  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
-  auto compiled = runPipeline((*g)[0], {Precision::Auto, "sm_90a", false});
-  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-  ASSERT_EQ(compiled->fusion.groups.size(), 2u) << printGraph(compiled->graph);
-  EXPECT_GE(compiled->fusion.groups[0].softmax, 0) << compiled->fusion.groups[0].pattern;
+  const PipelineResult compiled =
+      planned("graph g(%x: f32[2,8,6,6], %w: param f32[16,8,3,3]) { %y = conv(%x, %w) {padding "
+              "= 1} %f = flatten(%y) {start_dim = 2} %s = softmax(%f) {dim = 1} return %s }");
+  ASSERT_EQ(compiled.fusion.groups.size(), 2u) << printGraph(compiled.graph);
+  EXPECT_GE(compiled.fusion.groups[0].softmax, 0) << compiled.fusion.groups[0].pattern;
 }
 
 TEST(SinkViews, ReductionsOverWholeBlocksReduceTheViewedTensor) {
@@ -180,14 +183,11 @@ TEST(SinkViews, ViewsThatCannotMoveStay) {
 TEST(SinkViews, FewerKernelsAndNoCopyForAReturnedView) {
   // softmax -> view -> mul by a per-channel tensor: one kernel, written straight into the
   // returned view's buffer (no copy kernel), where the mul used to be a kernel of its own.
-  auto g = parseSir("graph g(%x: f32[2,3,2,4,4], %sc: param f32[1,3,1,1,1]) { %f = reshape(%x) "
-                    "{shape = [2, 3, -1]} %s = softmax(%f) {dim = 2} %r = reshape(%s) {shape = "
-                    "[2, 3, 2, 4, 4]} %o = mul(%r, %sc) return %o }",
-                    "t.sir");
-  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
-  auto compiled = runPipeline((*g)[0], {Precision::Auto, "sm_90a", false});
-  ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-  const ExecutablePlan &plan = compiled->plan.plan;
+  const PipelineResult compiled =
+      planned("graph g(%x: f32[2,3,2,4,4], %sc: param f32[1,3,1,1,1]) { %f = reshape(%x) {shape "
+              "= [2, 3, -1]} %s = softmax(%f) {dim = 2} %r = reshape(%s) {shape = [2, 3, 2, 4, "
+              "4]} %o = mul(%r, %sc) return %o }");
+  const ExecutablePlan &plan = compiled.plan.plan;
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_NE(plan.kernels[0].name.find("softmax_mul"), std::string::npos) << plan.kernels[0].name;
   // The kernel writes (through a view) the graph's output buffer.
