@@ -407,6 +407,11 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
   const char *tail = ops.reduce ? "reduce over the channels"
                      : softmax  ? "take a softmax over the channels"
                                 : "pool";
+  // It pools whole windows of 1 or 2 rows on tiles that hold them.
+  if (igemm && pool && !softmax) {
+    spec.pool = makePoolTail(graph, *pool);
+    return convIgemmRunsPool(spec, &why);
+  }
   if (igemm) {
     why = std::string("the convolution runs on conv_igemm, which does not ") + tail +
           " in its kernel (conv_direct does)";
@@ -464,16 +469,16 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
 
   if (grp.tail == TailKind::Pool || grp.tail == TailKind::Softmax) {
     // The fuse pass took these ops because convRunsTail said this kernel runs them: conv_direct,
-    // or conv_igemm's wgmma engine for a softmax without a pool.
+    // or conv_igemm's wgmma engine for a softmax or a pool (not both).
     if (!igemm && spec.math == MathMode::Tf32 &&
         tailMovesToDirect(g, anchor,
                           {grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
                            grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, nullptr},
                           spec))
       spec.math = MathMode::Ffma;
-    if (igemm ? grp.pool >= 0 : spec.math != MathMode::Ffma)
-      return makeError(b.where(gi) + ": a pool tail needs the convolution on conv_direct, a " +
-                       "softmax tail on conv_direct or conv_igemm's wgmma engine");
+    if (igemm ? grp.pool >= 0 && grp.softmax >= 0 : spec.math != MathMode::Ffma)
+      return makeError(b.where(gi) + ": a softmax and a pool tail need the convolution on " +
+                       "conv_direct, one of them on conv_direct or conv_igemm's wgmma engine");
     std::string role = "anchor + epilogue";
     if (grp.softmax >= 0) {
       const Op &softmax = g.ops[grp.softmax];

@@ -35,7 +35,12 @@
 // sinter::ChannelFold; 5 logsumexp in two passes), applies `CReduceEpilogue` (c = 0) and
 // stores only that, into slot 3 as [N, kY...]. With kSoftmax (engine 1, the same tile rule)
 // each position's values become their softmax (1) or log_softmax (2) over the channels, then
-// `SoftmaxEpilogue` (the chain after it), and that is stored as y.
+// `SoftmaxEpilogue` (the chain after it), and that is stored as y. With kPoolKind (engine 1,
+// 1 max, 2 average; windows kPKH x kPKW, stride = window, no padding, depth 1) the tiles are
+// conv_wgmma.cuh's pool tiles, each holding whole windows; the epilogue's values are folded
+// into them (a max propagates NaN; an average divides by the window's part inside the
+// output, as ceil_mode's clipped windows need), `PoolEpilogue` follows, and only the pooled
+// tensor [N, kCout, kOutD, kPOH, kPOW] is stored, into slot 3.
 //
 // Slots: 0 x, 1 w, 2 bias, 3 y, 4 stats (double2 per (n, c)), kBSlot the B rows (kPackedB).
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
@@ -43,13 +48,15 @@
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
 // kAccumulateStats, kStatsSquares (the sums of squares too; else left at zero), kCReduce,
-// kSoftmax, kEpilogueReadsTensors (whether `Epilogue` reads tensors), kBM, kBN, kBK,
+// kSoftmax, kPoolKind, kPKH, kPKW, kPOH, kPOW (pooled extents), kPoolBlocksW (any values
+// without a pool),
+// kEpilogueReadsTensors (whether `Epilogue` reads tensors), kBM, kBN, kBK,
 // kWarpsM, kWarpsN, kStages, kMinBlocks
 // (resident blocks the registers must allow), kMath, kPackedB, and with kPackedB: kBSlot, kBRow
 // (floats from one output channel's row to the next), kBBase (where this kernel's rows start);
 // kEngine and engine 1's box constants (conv_wgmma.cuh; any values under engine 0); kSharedBytes
 // (the dynamic shared memory the emitter requests; engine 1 checks it against its layout); structs
-// Epilogue, CReduceEpilogue and SoftmaxEpilogue.
+// Epilogue, CReduceEpilogue, SoftmaxEpilogue and PoolEpilogue.
 //
 //===--------------------------------------------------------------------------------===//
 #pragma once
@@ -130,6 +137,10 @@ static_assert(cfg::kSoftmax == 0 ||
                    cfg::kStoreOutput && !cfg::kAccumulateStats && cfg::kCReduce == 0),
               "a softmax over the channels needs engine 1, one group in one column span, "
               "and y stored without statistics");
+static_assert(cfg::kPoolKind == 0 || (kWgmma && cfg::kStoreOutput && !cfg::kAccumulateStats &&
+                                      cfg::kCReduce == 0 && cfg::kSoftmax == 0),
+              "a pool needs engine 1 and stores the pooled tensor, without statistics or "
+              "other tails");
 static_assert(cfg::kKD <= 31 && cfg::kKH <= 31 && cfg::kKW <= 31, "tap masks are 32 bits");
 static_assert(kCinG * kInVol < (1ll << 31), "one image's input offsets fit in 32 bits");
 static_assert(!cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1),
@@ -549,6 +560,115 @@ __device__ __forceinline__ void softmaxTileChannels(float (&acc)[kMI][kNI][4],
     }
 }
 
+/// kPoolKind (engine 1's pool tiles): tile tl's epilogue values (bias, Epilogue) folded into
+/// the pool's windows and the pooled values stored through PoolEpilogue. A thread's two rows
+/// of each 16-row block are rows of one column (kPKH 2 or 4: folded in the thread) or two
+/// columns 8 apart (kPKH 1: parts of two windows); a window's kPKW columns are lanes 4 apart,
+/// and with kPKH 4 its other rows lanes 16 apart, folded by butterfly shuffles, so that
+/// every lane of the window holds its value. A thread's windows of a column (its slots: its
+/// blocks x parts, consecutive 8- or 16 / kPKH-column runs of the tile where blocks lie side
+/// by side) are then stored by the window's lanes in turn, lane k of a window's kPKW storing
+/// slot k: with two slots and windows of 2, one store covers 8 consecutive pooled values of
+/// each of four channels. Positions past the output (ceil_mode's clipped windows, the last
+/// tile of a row) add nothing; their epilogue runs at a position inside, so that a chain
+/// reading tensors stays in bounds. KIND is cfg::kPoolKind.
+template <int KIND>
+__device__ __forceinline__ void poolTile(float (&acc)[kMI][kNI][4], const sinter::Buffers b,
+                                         const wg::Tile &tl, int tid) {
+  constexpr bool kMax = KIND == 1;
+  constexpr int kParts = cfg::kPKH == 1 ? 2 : 1; // windows a block's column holds part of
+  constexpr int kSlots = kMI * kParts;
+  constexpr int kPooledHW = cfg::kPOH * cfg::kPOW;
+  constexpr float kInvWindow = 1.f / float(cfg::kPKH * cfg::kPKW);
+  constexpr bool kWholeWindows =
+      cfg::kPOH * cfg::kPKH <= cfg::kOutH && cfg::kPOW * cfg::kPKW <= cfg::kOutW;
+  const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+  const int k = g % cfg::kPKW; // this lane's place in its windows
+  const float *bias = sinter::slot<const float>(b, 2);
+  float *out = sinter::slot<float>(b, 3);
+  const int nb = tl.plane / cfg::kOutD, od = tl.plane % cfg::kOutD;
+  auto merge = [](float a, float v) {
+    if constexpr (kMax)
+      return v > a || v != v ? v : a; // NaN propagates, as in PyTorch's max pool
+    else
+      return a + v;
+  };
+  // Per block and row: its place, whether it is inside the output, and the position in the
+  // (n, c) volume its epilogue runs at; per slot: the pooled row and column of its window
+  // and whether this lane stores it.
+  int sp[kMI][2];
+  bool in[kMI][2];
+  int ph[kSlots], pw[kSlots];
+  bool mine[kSlots];
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      int oh, ow;
+      wg::rowPlace(tl, warp * (cfg::kBM / cfg::kWarpsM) + 16 * mi + g + 8 * h, oh, ow);
+      in[mi][h] = oh < cfg::kOutH && ow < cfg::kOutW;
+      sp[mi][h] = (od * cfg::kOutH + (oh < cfg::kOutH ? oh : cfg::kOutH - 1)) * cfg::kOutW +
+                  (ow < cfg::kOutW ? ow : cfg::kOutW - 1);
+      if (h < kParts) {
+        const int slot = mi * kParts + h;
+        ph[slot] = oh / cfg::kPKH;
+        pw[slot] = ow / cfg::kPKW;
+        mine[slot] = oh % cfg::kPKH == 0 && ph[slot] < cfg::kPOH && pw[slot] < cfg::kPOW;
+      }
+    }
+#pragma unroll
+  for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int cl = tl.n0 + ni * 8 + 2 * t + j;
+      const int c = tl.grp * kCoutG + (cl < kCoutG ? cl : 0);
+      float val[kSlots];
+#pragma unroll
+      for (int s = 0; s < kSlots; ++s)
+        val[s] = kMax ? -sinter::kInf : 0.f;
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float v = acc[mi][ni][h * 2 + j];
+          if constexpr (cfg::kHasBias)
+            v += bias[c];
+          v = Epilogue{}(v, nb, c, sp[mi][h], b);
+          float &w = val[mi * kParts + (kParts == 1 ? 0 : h)];
+          w = in[mi][h] ? merge(w, v) : w;
+        }
+#pragma unroll
+      for (int s = 0; s < kSlots; ++s) {
+#pragma unroll
+        for (int o = 4; o < 4 * cfg::kPKW; o <<= 1)
+          val[s] = merge(val[s], __shfl_xor_sync(0xffffffffu, val[s], o));
+        if constexpr (cfg::kPKH == 4)
+          val[s] = merge(val[s], __shfl_xor_sync(0xffffffffu, val[s], 16));
+      }
+      if (cl >= kCoutG)
+        continue;
+      float *oc = out + ((i64)nb * cfg::kCout + c) * cfg::kOutD * kPooledHW + od * kPooledHW;
+#pragma unroll
+      for (int s = 0; s < kSlots; ++s) {
+        if (s % cfg::kPKW != k || !mine[s])
+          continue;
+        float v = val[s];
+        if constexpr (!kMax) {
+          // An average over the window's part inside the output (ceil_mode clips the last).
+          const int rowsIn = cfg::kOutH - ph[s] * cfg::kPKH;
+          const int colsIn = cfg::kOutW - pw[s] * cfg::kPKW;
+          if (kWholeWindows || (rowsIn >= cfg::kPKH && colsIn >= cfg::kPKW))
+            v *= kInvWindow;
+          else
+            v /= float((rowsIn < cfg::kPKH ? rowsIn : cfg::kPKH) *
+                       (colsIn < cfg::kPKW ? colsIn : cfg::kPKW));
+        }
+        const int q = ph[s] * cfg::kPOW + pw[s];
+        oc[q] = PoolEpilogue{}(v, nb, c, (i64)od * kPooledHW + q, b);
+      }
+    }
+}
+
 /// The epilogue of one tile: thread tid (of the kThreads accumulator threads) holds rows
 /// m0 + wm + mi * 16 + g (+8) (those below mEnd are the tile's), columns n0 + wn + ni * 8 +
 /// 2t (+1) of group grp. `red` is kWarpsM * kBN * 2 doubles of shared memory.
@@ -740,6 +860,8 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
     const i64 m0 = (i64)tl.plane * kOutHW + tl.start;
     if constexpr (cfg::kCReduce != 0)
       reduceTileChannels<cfg::kCReduce>(acc, b, m0, m0 + tl.rows, tid);
+    else if constexpr (cfg::kPoolKind != 0)
+      poolTile<cfg::kPoolKind>(acc, b, tl, tid);
     else
       storeTile(acc, b, m0, m0 + tl.rows, tl.n0, tl.grp, tid, red);
   }

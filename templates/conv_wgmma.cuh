@@ -23,7 +23,8 @@
 // r, column q hold input (id, ih, iw) = (od + kOff0D + p, hFirst + kOff0H + r, wFirst - kWLead
 // + q), where hFirst / wFirst are the block's first output row / column (wFirst = 0 unless
 // each tile lies in one output row, kRowTiles: then a row has ceil(W / kBM) tiles, the last
-// partial where W is not a multiple of kBM) and kOff0 = the smallest tap offset per dim.
+// partial where W is not a multiple of kBM; or the tiles are a pool's, kPoolTiles:
+// kPoolTileH x kPoolTileW) and kOff0 = the smallest tap offset per dim.
 // Output (oh, ow) and tap (td, th, tw) read box (pos(td), oh - hFirst + pos(th), ow - wFirst +
 // kWLead + kOff0W + pos(tw)), pos(t) being t * dil (direct) or (k - 1 - t) * dil (transposed).
 //
@@ -66,8 +67,25 @@ constexpr int kBStage = cfg::kBN * 32;
 // Tiles in one output row (kRowTiles): ceil(W / kBM) a row, the last one partial where W is
 // not a multiple of kBM; else kBM-position runs of the flattened plane.
 constexpr int kTilesPerRow = (cfg::kOutW + cfg::kBM - 1) / cfg::kBM;
-constexpr int kTilesPerPlane =
-    cfg::kRowTiles ? cfg::kOutH * kTilesPerRow : (kOutHW + cfg::kBM - 1) / cfg::kBM;
+// Pool tiles (cfg::kPoolKind != 0): every window of the pool (kPKH x kPKW) lies in one 16-row
+// block of a warp's accumulators, a block being kPKH (1, 2 or 4) output rows x 16 / kPKH
+// columns (rowPlace). A consumer thread's rows g and g + 8 of a block are then columns g and
+// g + 8 of its row (kPKH 1), rows 0 and 1 of column g (kPKH 2), or rows g / 4 and 2 + g / 4
+// of column g % 4 (kPKH 4): a window's rows are the thread's two rows (and with kPKH 4 lanes
+// 16 apart), its columns lanes 4 apart. A tile's 8 blocks are kPoolBlocksW across and
+// 8 / kPoolBlocksW down: kPoolTileH x kPoolTileW positions at multiples of both, covering the
+// rows and columns of whole windows (ceil_mode's clipped last windows included).
+constexpr bool kPoolTiles = cfg::kPoolKind != 0;
+constexpr int kPoolBlockW = cfg::kPKH == 1 ? 16 : 16 / cfg::kPKH;
+constexpr int kPoolTileW = kPoolBlockW * cfg::kPoolBlocksW;
+constexpr int kPoolTileH = cfg::kPKH * (8 / cfg::kPoolBlocksW);
+constexpr int kPoolCoveredW =
+    cfg::kPOW * cfg::kPKW < cfg::kOutW ? cfg::kPOW * cfg::kPKW : cfg::kOutW;
+constexpr int kPoolTilesW = (kPoolCoveredW + kPoolTileW - 1) / kPoolTileW;
+constexpr int kPoolTilesH = (cfg::kPOH * cfg::kPKH + kPoolTileH - 1) / kPoolTileH;
+constexpr int kTilesPerPlane = kPoolTiles       ? kPoolTilesH * kPoolTilesW
+                               : cfg::kRowTiles ? cfg::kOutH * kTilesPerRow
+                                                : (kOutHW + cfg::kBM - 1) / cfg::kBM;
 // Consumer threads, and those that read each item (both warpgroups, or with kPingpong the one
 // whose tile it is).
 constexpr int kConsumers = 256;
@@ -117,6 +135,16 @@ static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
 static_assert(!kOn || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1), "stride-1 input walk");
 static_assert(!kOn || (cfg::kWLead + kOff0W >= 0 && kLag >= 1), "box origin, pipeline depth");
 static_assert(!kOn || cfg::kPackedB, "B rows in the chunked order of conv_pack.cuh");
+static_assert(!kPoolTiles ||
+                  (kOn && !cfg::kPhased && (cfg::kPKH == 1 || cfg::kPKH == 2 || cfg::kPKH == 4) &&
+                   (cfg::kPKW == 1 || cfg::kPKW == 2 || cfg::kPKW == 4 || cfg::kPKW == 8) &&
+                   cfg::kPKW * (cfg::kPKH == 1 ? 2 : cfg::kPKH) <= 16 &&
+                   cfg::kPKH * cfg::kPKW > 1 && !cfg::kRowTiles &&
+                   (cfg::kPoolBlocksW == 1 || cfg::kPoolBlocksW == 2 || cfg::kPoolBlocksW == 4 ||
+                    cfg::kPoolBlocksW == 8)),
+              "pool tiles: engine 1, no output phases, windows of 1, 2 or 4 rows and of 1 to "
+              "8 columns (powers of two) that fit a 16-row block's columns, blocks 1 to 8 "
+              "across");
 
 /// Box offset of tap t of a dim with k taps and dilation dil (see the header).
 __device__ __forceinline__ constexpr int pos(int t, int k, int dil) {
@@ -162,7 +190,13 @@ __device__ __forceinline__ Tile tileAt(int t) {
   tl.n0 = (rest % kNTiles) * cfg::kBN;
   tl.grp = rest / kNTiles;
   tl.plane = pt / kTilesPerPlane;
-  if constexpr (cfg::kRowTiles && cfg::kOutW % cfg::kBM != 0) {
+  if constexpr (kPoolTiles) {
+    const int pp = pt % kTilesPerPlane;
+    tl.hFirst = pp / kPoolTilesW * kPoolTileH;
+    tl.wFirst = pp % kPoolTilesW * kPoolTileW;
+    tl.start = tl.hFirst * cfg::kOutW + tl.wFirst; // rows are placed by rowPlace
+    tl.rows = cfg::kBM;
+  } else if constexpr (cfg::kRowTiles && cfg::kOutW % cfg::kBM != 0) {
     const int pp = pt % kTilesPerPlane;
     tl.hFirst = pp / kTilesPerRow;
     tl.wFirst = pp % kTilesPerRow * cfg::kBM;
@@ -175,6 +209,30 @@ __device__ __forceinline__ Tile tileAt(int t) {
     tl.wFirst = cfg::kRowTiles ? tl.start % cfg::kOutW : 0;
   }
   return tl;
+}
+
+/// The output row and column (in the plane) of tile row r: by the pool tiles' blocks (see
+/// kPoolTiles; rows past the output lie inside the box, and the epilogue drops them), else
+/// position start + r of the flattened plane (rows past the tile read its first position).
+__device__ __forceinline__ void rowPlace(const Tile &tl, int r, int &oh, int &ow) {
+  if constexpr (kPoolTiles) {
+    const int b = r >> 4, h = (r >> 3) & 1, g = r & 7;
+    oh = tl.hFirst + b / cfg::kPoolBlocksW * cfg::kPKH;
+    ow = tl.wFirst + b % cfg::kPoolBlocksW * kPoolBlockW;
+    if constexpr (cfg::kPKH == 4) {
+      oh += 2 * h + (g >> 2);
+      ow += g & 3;
+    } else if constexpr (cfg::kPKH == 2) {
+      oh += h;
+      ow += g;
+    } else {
+      ow += 8 * h + g;
+    }
+  } else {
+    const int i = tl.start + (r < tl.rows ? r : 0);
+    oh = i / cfg::kOutW;
+    ow = i % cfg::kOutW;
+  }
 }
 
 /// Barrier addresses (shared space) of the ring.
@@ -314,15 +372,15 @@ __device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, co
   namespace mma = sinter::mma;
   const unsigned smem0 = mma::smemAddr(base);
   const int lane = tid & 31, warp = tid >> 5, t = lane & 3;
-  // This thread's rows as box offsets; rows past the plane read row 0.
+  // This thread's rows as box offsets (rowPlace).
   int rowOff[MI][2];
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = warp * (cfg::kBM / cfg::kWarpsM) + 16 * mi + (lane >> 2) + 8 * h;
-      const int i = tl.start + (r < tl.rows ? r : 0);
-      const int oh = i / cfg::kOutW, ow = i % cfg::kOutW;
+      int oh, ow;
+      rowPlace(tl, r, oh, ow);
       rowOff[mi][h] = (oh - tl.hFirst) * cfg::kRowStride + ow - tl.wFirst + cfg::kWLead + kOff0W +
                       t * cfg::kCiStride;
     }

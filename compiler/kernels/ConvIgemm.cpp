@@ -107,48 +107,76 @@ constexpr int64_t kWgRows = 128;
 struct WgBox {
   int64_t boxD = 1, boxH = 1, rowStride = 4, ciStride = 8, wLead = 0;
   bool rowTiles = false;
+  int64_t tilesPerPlane = 1; ///< output tiles per (n, d) plane (conv_wgmma.cuh's tileAt)
+  /// A pool's tiles: 16-row accumulator blocks across (kPoolBlocksW), the tile's extents.
+  int64_t poolBlocksW = 8, tileH = 0, tileW = 0;
 };
 
-WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
+/// The box of a kernel whose tiles are `tileH` output rows x `tileW` columns at multiples of
+/// both (one-row tiles, a pool's tiles), or, with tileW 0, runs of 128 positions of the
+/// flattened plane (a box of the full rows they touch).
+WgBox wgmmaBoxOf(const ConvSpec &s, const KernelShape &k, int64_t tileH, int64_t tileW) {
   const int64_t w = k.out[2], plane = k.out[1] * k.out[2];
   const int64_t spanW = (k.kernel[2] - 1) * k.dilation[2];
   const int64_t off0W = s.transposed ? k.padding[2] - spanW : -k.padding[2];
-  auto layout = [&](bool rowTiles) {
-    WgBox b;
-    b.rowTiles = rowTiles;
-    int64_t spanned = 1;
-    if (!rowTiles)
-      for (int64_t start = 0; start < plane; start += kWgRows)
-        spanned = std::max(spanned, (std::min(start + kWgRows, plane) - 1) / w - start / w + 1);
-    b.boxD = (k.kernel[0] - 1) * k.dilation[0] + 1;
-    b.boxH = spanned + (k.kernel[1] - 1) * k.dilation[1];
-    b.wLead = roundUp(std::max<int64_t>(0, -off0W), 4);
-    b.rowStride = roundUp(b.wLead + off0W + (rowTiles ? kWgRows : w) + spanW, 4);
-    const int64_t perChannel = b.boxD * b.boxH * b.rowStride;
-    b.ciStride = perChannel + (8 - perChannel % 32 + 32) % 32; // 8 modulo 32: no bank conflicts
-    return b;
-  };
+  WgBox b;
+  int64_t spanned = tileH;
+  if (tileW == 0)
+    for (int64_t start = 0; start < plane; start += kWgRows)
+      spanned = std::max(spanned, (std::min(start + kWgRows, plane) - 1) / w - start / w + 1);
+  b.boxD = (k.kernel[0] - 1) * k.dilation[0] + 1;
+  b.boxH = spanned + (k.kernel[1] - 1) * k.dilation[1];
+  b.wLead = roundUp(std::max<int64_t>(0, -off0W), 4);
+  b.rowStride = roundUp(b.wLead + off0W + (tileW ? tileW : w) + spanW, 4);
+  const int64_t perChannel = b.boxD * b.boxH * b.rowStride;
+  b.ciStride = perChannel + (8 - perChannel % 32 + 32) % 32; // 8 modulo 32: no bank conflicts
+  b.tilesPerPlane = tileW ? (k.out[1] + tileH - 1) / tileH * ((w + tileW - 1) / tileW)
+                          : (plane + kWgRows - 1) / kWgRows;
+  return b;
+}
+
+WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
+  const int64_t w = k.out[2];
+  // A pool's tiles (conv_wgmma.cuh, kPoolTiles): 8 blocks of whole windows, each window rows
+  // x 16 / window rows columns (16 for one-row windows), kPoolBlocksW across, over the rows
+  // and columns of the pooled output's windows. The arrangement with the fewest tiles a
+  // plane (products on positions past the output), the widest on ties (wider box rows).
+  if (s.pool) {
+    const int64_t rows = s.pool->window[1], blockW = rows == 1 ? 16 : 16 / rows;
+    KernelShape covered = k;
+    covered.out[1] = s.pool->out[1] * rows;
+    covered.out[2] = std::min(w, s.pool->out[2] * s.pool->window[2]);
+    WgBox best;
+    for (int64_t across : {8, 4, 2, 1}) {
+      WgBox b = wgmmaBoxOf(s, covered, rows * (8 / across), blockW * across);
+      b.poolBlocksW = across;
+      b.tileH = rows * (8 / across);
+      b.tileW = blockW * across;
+      if (across == 8 || b.tilesPerPlane < best.tilesPerPlane)
+        best = b;
+    }
+    return best;
+  }
   // Tiles lie in one output row where rows are whole tiles. Else a box spans the full rows
   // its 128 positions touch, unless those rows are so long that the box copies more than
   // twice the floats a useful position that one-row tiles do, whose last tile of each row
   // is partial (1-D and wide rows: a row of 16383 would copy 16389 floats a channel for 128
   // positions).
+  WgBox row = wgmmaBoxOf(s, k, 1, kWgRows);
+  row.rowTiles = true;
   if (w % kWgRows == 0)
-    return layout(true);
-  const WgBox full = layout(false), row = layout(true);
+    return row;
+  const WgBox full = wgmmaBoxOf(s, k, 1, 0);
   const double fullPerPosition = double(full.boxD * full.boxH * full.rowStride) / kWgRows;
   const double rowPerPosition =
       double(row.boxD * row.boxH * row.rowStride) * double((w + kWgRows - 1) / kWgRows) / w;
   return fullPerPosition > 2 * rowPerPosition ? row : full;
 }
 
-/// Engine 1's output tiles per (n, d) plane: 128-position runs of the flattened plane, or,
-/// where tiles lie in one output row, ceil(W / 128) a row (conv_wgmma.cuh's tileAt).
-int64_t wgmmaTilesPerPlane(const KernelShape &k, const WgBox &b) {
-  if (b.rowTiles)
-    return k.out[1] * ((k.out[2] + kWgRows - 1) / kWgRows);
-  return (k.out[1] * k.out[2] + kWgRows - 1) / kWgRows;
-}
+/// Engine 1's output tiles per (n, d) plane: 128-position runs of the flattened plane,
+/// ceil(W / 128) a row where tiles lie in one output row, or a pool's tiles of whole windows
+/// (conv_wgmma.cuh's tileAt).
+int64_t wgmmaTilesPerPlane(const KernelShape &, const WgBox &b) { return b.tilesPerPlane; }
 
 /// Engine 1's k8 steps per channel chunk of a kernel with `taps` taps, padded to whole stages.
 int64_t wgmmaPaddedSteps(int64_t ciChunk, int64_t taps) { return roundUp(ciChunk / 8 * taps, 4); }
@@ -212,6 +240,10 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
     return makeError(name + ": conv_igemm " + (s.softmax ? "takes a softmax" : "reduces") +
                      " over the channels only on its wgmma engine, for one group whose "
                      "channels one tile holds, stored without statistics");
+  if (s.pool && (!tile.wgmma || shape.phased || s.accumulateStats || !s.storeOutput ||
+                 s.channelReduce || s.softmax))
+    return makeError(name + ": conv_igemm pools only on its wgmma engine, without output "
+                            "phases, statistics or a tail over the channels");
   if (!tile.wgmma) {
     while (tile.stages > 2 && smemBytes(tile.stages) > kSmemLimit)
       --tile.stages;
@@ -251,6 +283,12 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.constantBool("kStatsSquares", s.accumulateStats && !s.sumsOnly);
   w.constant("kCReduce", s.channelReduce ? channelFoldConstant(s.channelReduce->kind) : 0);
   w.constant("kSoftmax", !s.softmax ? 0 : s.softmax->log ? 2 : 1);
+  w.constant("kPoolKind", !s.pool ? 0 : s.pool->max ? 1 : 2);
+  w.constant("kPKH", s.pool ? s.pool->window[1] : 1);
+  w.constant("kPKW", s.pool ? s.pool->window[2] : 1);
+  w.constant("kPOH", s.pool ? s.pool->out[1] : 1);
+  w.constant("kPOW", s.pool ? s.pool->out[2] : 1);
+  w.constant("kPoolBlocksW", box.poolBlocksW);
   w.constantBool("kEpilogueReadsTensors", s.epilogue.readsTensors());
   w.constant("kBM", tile.bm);
   w.constant("kBN", tile.bn);
@@ -278,6 +316,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("CReduceEpilogue", s.channelReduce ? s.channelReduce->post : FunctorBody());
   w.anchorEpilogue("SoftmaxEpilogue", s.softmax ? s.softmax->post : FunctorBody());
+  w.anchorEpilogue("PoolEpilogue", s.pool ? s.pool->post : FunctorBody());
 
   KernelSource k;
   k.name = name;
@@ -318,12 +357,17 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
            ? std::string(", then a ") + reductionName(s.channelReduce->kind) + " over the channels"
        : s.softmax
            ? std::string(", then a ") + (s.softmax->log ? "log_" : "") + "softmax over the channels"
+       : s.pool
+           ? std::string(s.pool->max ? ", then a max" : ", then an average") + " pool " +
+                 std::to_string(s.pool->window[1]) + "x" + std::to_string(s.pool->window[2]) +
+                 " on " + std::to_string(box.tileH) + "x" + std::to_string(box.tileW) + " tiles"
            : "");
   k.flops = 2.0 * double(rows) * double(s.Cout) * double(cinG * taps);
   k.bytes =
       4.0 * double(s.N * s.Cin * volume(s.in) + s.Cout * cinG * taps + (s.hasBias ? s.Cout : 0) +
                    (!s.storeOutput    ? 0
                     : s.channelReduce ? s.N * outVol
+                    : s.pool          ? s.N * s.Cout * volume(s.pool->out)
                                       : s.N * s.Cout * outVol));
   if (s.accumulateStats) {
     k.bytes += 16.0 * double(s.N * s.Cout);
@@ -405,8 +449,11 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
 /// Every kernel of `s`, each with `tile` or, when null, the tile chosen for its shape.
 llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
                                                       const ConvIgemmTile *tile) {
-  if (s.pool)
-    return makeError(s.kernelName + ": conv_igemm has no pool tail (conv_direct runs it)");
+  if (s.pool) {
+    std::string why;
+    if (!convIgemmRunsPool(s, &why))
+      return makeError(s.kernelName + ": conv_igemm cannot pool: " + why);
+  }
   if (s.softmax && s.channelReduce)
     return makeError(s.kernelName + ": conv_igemm takes a softmax or a reduction over the "
                                     "channels, not both");
@@ -417,7 +464,8 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   // output, and there the phase walk and a softmax kernel after it won
   // (convt2d_kb91_softmax_bias_scale_sigmoid 2.283 against 2.304, convt3d_kb49_softmax_sigmoid
   // 0.670 against 0.832).
-  const bool inputBoxTail = s.channelReduce && isPhased(s);
+  // A pool runs on the input-box engine only (convIgemmRunsPool).
+  const bool inputBoxTail = (s.channelReduce && isPhased(s)) || s.pool;
   if ((s.channelReduce || s.softmax) && !tile && !inputBoxTail && convShiftTile(s))
     return makeError(s.kernelName + ": conv_shift has no " + (s.softmax ? "softmax" : "reduction") +
                      " over the channels (the input-box engine runs it)");
@@ -646,6 +694,49 @@ bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot) {
   if (tile->bn < s.Cout)
     return no(std::to_string(s.Cout) + " channels span more than one " + std::to_string(tile->bn) +
               "-channel tile");
+  return true;
+}
+
+bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
+  auto no = [&](const std::string &why) {
+    if (whyNot)
+      *whyNot = why;
+    return false;
+  };
+  if (!s.pool)
+    return no("there is no pool");
+  const ConvPoolTail &p = *s.pool;
+  if (s.softmax || s.channelReduce || s.accumulateStats || !s.storeOutput)
+    return no("the pool would follow a tail over the channels or statistics");
+  if (isPhased(s))
+    return no("a strided transposed convolution runs by output phase, and a window spans "
+              "phases");
+  ConvSpec plain = s; // conv_shift's choice is made on the convolution's own tiles
+  plain.pool.reset();
+  if (convShiftTile(plain))
+    return no("the convolution runs on conv_shift, which does not pool in its kernel");
+  std::string why;
+  if (!convWgmmaTile(s, &why))
+    return no("the convolution stays on mma.sync (" + why + "), which does not pool in its kernel");
+  if (p.window[0] != 1)
+    return no("the input-box engine's tiles lie in one output depth, and the pool's windows span " +
+              std::to_string(p.window[0]));
+  if (p.window[1] != 1 && p.window[1] != 2 && p.window[1] != 4)
+    return no("the input-box engine's pool tiles hold windows of 1, 2 or 4 rows, not " +
+              std::to_string(p.window[1]));
+  // A window lies in one 16-row block of a warp's accumulators: rows x 16 / rows columns
+  // (8 columns a thread's row for one-row windows).
+  const int64_t columns = p.window[1] == 1 ? 8 : 16 / p.window[1];
+  if ((p.window[2] & (p.window[2] - 1)) != 0 || p.window[2] > columns)
+    return no("the input-box engine's pool tiles hold windows of " + std::to_string(p.window[1]) +
+              (p.window[1] == 1 ? " row" : " rows") + " and up to " + std::to_string(columns) +
+              " columns (a power of two), not " + std::to_string(p.window[2]));
+  if (p.window[1] * p.window[2] < 2)
+    return no("a window of one position");
+  for (int d = 1; d < 3; ++d)
+    if (p.out[d] < 1 || (p.out[d] - 1) * p.window[d] >= s.out[d] ||
+        p.out[d] * p.window[d] < s.out[d] - p.window[d] + 1)
+      return no("the pooled extents do not follow from the windows");
   return true;
 }
 

@@ -104,6 +104,13 @@ double wgmmaBoxFloatsPerPosition(const ConvSpec &s);
 /// output channel in one tile column. whyNot gets the reason when not.
 bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot = nullptr);
 
+/// Whether emitConvIgemm runs `s` with its pool (ConvSpec::pool) in the kernel, storing only
+/// the pooled tensor: on the wgmma input-box engine (a convolution that conv_shift or
+/// mma.sync would run, or a strided transposed one, keeps its pool as a kernel of its own),
+/// on tiles of whole windows of 1 or 2 rows and 1, 2, 4 or 8 columns, one depth. whyNot gets
+/// the reason when not.
+bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot = nullptr);
+
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),
 /// the same for every kernel. Fails when the tile breaks the template's rules (see
 /// conv_igemm.cuh's static_asserts).

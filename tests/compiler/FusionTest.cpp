@@ -502,7 +502,7 @@ TEST(Fusion, PoolsWhoseWindowsDoNotTileTheOutputStayPoolKernels) {
   }
 }
 
-TEST(Fusion, ThePlannerPoolsInConvDirectOnly) {
+TEST(Fusion, ThePlannerPoolsInConvDirectAndTheInputBoxEngine) {
   // 3 -> 16 channels, 27 reduction terms: conv_direct in FFMA runs the pool in its kernel.
   Graph direct = parseOne("graph g(%x: f32[2,3,10,12], %w: param f32[16,3,3,3], %b: param "
                           "f32[16]) { %y = conv(%x, %w, %b) {padding = 1} %p = avg_pool(%y) "
@@ -515,16 +515,29 @@ TEST(Fusion, ThePlannerPoolsInConvDirectOnly) {
   EXPECT_EQ(r->plan.kernels[0].role, "anchor + epilogue + average pool");
   EXPECT_NE(k.source.find("constexpr bool kPool = true;"), std::string::npos);
   EXPECT_NE(k.tileConfig.find("then its average pool over 2x2 windows"), std::string::npos);
-  // 32 -> 64 channels: conv_igemm (wgmma) on sm_90a, which stores y for a pool kernel.
+  // 32 -> 64 channels: conv_igemm's input-box engine on sm_90a, on tiles of whole 2x2
+  // windows (8 x 16: two tiles a 10 x 12 plane); y is never stored.
   Graph igemm = parseOne("graph g(%x: f32[2,32,10,12], %w: param f32[64,32,3,3]) { %y = "
                          "conv(%x, %w) {padding = 1} %p = max_pool(%y) {kernel_size = 2} return "
                          "%p }");
   r = runPipeline(igemm, {});
   ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  ASSERT_EQ(r->plan.kernels.size(), 2u); // the weight rows, then the convolution
+  EXPECT_EQ(r->plan.kernels[1].source.templateName, "conv_igemm.cuh");
+  EXPECT_EQ(r->plan.kernels[1].role, "anchor + epilogue + max pool");
+  EXPECT_NE(r->plan.kernels[1].source.tileConfig.find("then a max pool 2x2 on 8x16 tiles"),
+            std::string::npos)
+      << r->plan.kernels[1].source.tileConfig;
+  // Windows of 3 rows do not fit its tiles: y is stored for a pool kernel, and `why` says so.
+  Graph rows3 = parseOne("graph g(%x: f32[2,32,10,12], %w: param f32[64,32,3,3]) { %y = "
+                         "conv(%x, %w) {padding = 1} %p = max_pool(%y) {kernel_size = 3} return "
+                         "%p }");
+  r = runPipeline(rows3, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
   EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
   std::string reasons = why(r->graph, r->fusion);
-  EXPECT_NE(reasons.find("conv conv+epilogue+pool+epilogue: the convolution runs on conv_igemm, "
-                         "which does not pool in its kernel (conv_direct does)"),
+  EXPECT_NE(reasons.find("conv conv+epilogue+pool+epilogue: the input-box engine's pool tiles "
+                         "hold windows of 1, 2 or 4 rows, not 3"),
             std::string::npos)
       << reasons;
   // Windows too large for one thread's accumulators stay a pool kernel, with the reason.

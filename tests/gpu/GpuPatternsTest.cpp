@@ -151,6 +151,35 @@ const PatternCase kPatternCases[] = {
     {"conv3d_direct_min_c_clamped", "conv+epilogue+creduce+epilogue", 1,
      "graph g(%x: f32[2,3,6,8,9], %w: param f32[5,3,3,3,3]) { %y = conv(%x, %w) %m = min(%y) "
      "{dims = [-4]} %o = add(%m, 0.5) return %o }"},
+    // conv_igemm's input-box engine pools in its epilogue on tiles of whole windows (the
+    // weight rows first: two launches): 2x2 max in ceil mode, the chain after it reading a
+    // tensor of the pooled plane (4 x 32 tiles); a 4x4 average after a chain that reads a
+    // tensor of y's shape and a per-channel one; a 1-D max over 8 in ceil mode (1 x 128
+    // tiles, alternating warpgroups); a grouped convolution's ceil-mode 2x2 average; 4x2
+    // windows in ceil mode; 2x2 windows of an 8-wide plane (16 x 8 tiles).
+    {"conv_relu_maxpool2_ceil_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[2,16,21,23], %w: param f32[64,16,3,3], %b: param f32[64], %t: param "
+     "f32[11,12]) { %y = conv(%x, %w, %b) {padding = 1} %r = relu(%y) %p = max_pool(%r) "
+     "{kernel_size = 2, ceil_mode = true} %o = add(%p, %t) return %o }"},
+    {"conv_residual_gelu_avgpool4_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[2,16,30,34], %w: param f32[64,16,3,3], %res: f32[2,64,28,32], %c: param "
+     "f32[64,1,1]) { %y = conv(%x, %w) %a = add(%y, %res) %m = mul(%a, %c) %g = gelu(%m) %p = "
+     "avg_pool(%g) {kernel_size = 4} %o = sigmoid(%p) return %o }"},
+    {"conv1d_maxpool8_ceil_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[3,32,100], %w: param f32[128,32,5], %b: param f32[128]) { %y = conv(%x, "
+     "%w, %b) {padding = 2} %p = max_pool(%y) {kernel_size = 8, ceil_mode = true} %o = tanh(%p) "
+     "return %o }"},
+    {"conv_grouped_avgpool2_ceil_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[2,32,19,21], %w: param f32[64,16,3,3], %b: param f32[64]) { %y = conv(%x, "
+     "%w, %b) {padding = 1, groups = 2} %s = sub(%y, 0.5) %p = avg_pool(%s) {kernel_size = 2, "
+     "ceil_mode = true} return %p }"},
+    {"conv_hardswish_maxpool4x2_ceil_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[2,16,23,21], %w: param f32[96,16,3,3]) { %y = conv(%x, %w) {padding = 1} "
+     "%h = hardswish(%y) %p = max_pool(%h) {kernel_size = [4, 2], ceil_mode = true} %o = "
+     "mish(%p) return %o }"},
+    {"conv_narrow_maxpool2_input_box", "conv+epilogue+pool+epilogue", 2,
+     "graph g(%x: f32[2,16,30,8], %w: param f32[64,16,3,3], %b: param f32[64]) { %y = conv(%x, "
+     "%w, %b) {padding = 1} %p = max_pool(%y) {kernel_size = 2} %o = relu(%p) return %o }"},
     // A standalone group or instance norm whose chain flows into a reduction: statistics, the
     // per-(n, c) scale and shift, then a reduction that normalises as it loads (the chain
     // reading the norm's own input and a per-channel tensor; a mean over the spatial dims).

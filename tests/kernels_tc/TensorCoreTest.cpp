@@ -667,6 +667,117 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
                  "channels");
 }
 
+// A pool whose windows tile the output runs in the input-box engine's epilogue, on tiles of
+// whole windows: 2x2 on 64- and 128-wide tiles (ceil and floor mode), 4x4, 4x2, 2x1, a 1-D
+// window of 8, a 3-D convolution's 1x2x2 windows and a grouped convolution, each compiled for
+// sm_90a without spills or serialised wgmmas; what its tiles cannot hold is refused.
+TEST(ConvIgemm, PoolsCompileOnTheInputBoxEngine) {
+  auto pooled = [](ConvSpec s, bool max, std::array<int64_t, 3> window, bool ceil) {
+    s.wgmma = true;
+    s.hasBias = true;
+    s.epilogue = functor("relu");
+    ConvPoolTail p;
+    p.max = max;
+    p.window = window;
+    for (int d = 0; d < 3; ++d)
+      p.out[d] = ceil ? (s.out[d] + window[d] - 1) / window[d] : s.out[d] / window[d];
+    p.post = functor("affine");
+    s.pool = p;
+    return s;
+  };
+  auto conv2d = [](const char *name, int64_t cin, int64_t cout, int64_t groups, int64_t h,
+                   int64_t w, int64_t pad) {
+    return convSpec(name, false, 2, 2, cin, cout, groups, {1, h, w}, {1, 3, 3}, {1, 1, 1},
+                    {0, pad, pad}, {1, 1, 1}, MathMode::Tf32);
+  };
+  struct Case {
+    ConvSpec spec;
+    const char *tile;
+  };
+  const Case cases[] = {
+      {pooled(conv2d("pl_64_max2_ceil", 16, 48, 1, 21, 23, 1), true, {1, 2, 2}, true),
+       "then a max pool 2x2 on 4x32 tiles"},
+      {pooled(conv2d("pl_128_avg2", 16, 128, 1, 20, 22, 1), false, {1, 2, 2}, false),
+       "then an average pool 2x2 on 4x32 tiles"},
+      {pooled(conv2d("pl_avg4", 16, 64, 1, 30, 34, 0), false, {1, 4, 4}, false),
+       "input box 1x6x36 per 16 channels"},
+      {pooled(conv2d("pl_max4x2_ceil", 16, 64, 1, 23, 21, 1), true, {1, 4, 2}, true),
+       "then a max pool 4x2 on 4x32 tiles"},
+      {pooled(conv2d("pl_max2x1", 16, 64, 1, 21, 23, 1), true, {1, 2, 1}, false),
+       "then a max pool 2x1"},
+      {pooled(convSpec("pl_1d_max8_ceil", false, 1, 3, 32, 128, 1, {1, 1, 100}, {1, 1, 5},
+                       {1, 1, 1}, {0, 0, 2}, {1, 1, 1}, MathMode::Tf32),
+              true, {1, 1, 8}, true),
+       "then a max pool 1x8 on 1x128 tiles"},
+      {pooled(convSpec("pl_3d_1x2x2", false, 3, 2, 16, 32, 1, {6, 9, 10}, {3, 3, 3}, {1, 1, 1},
+                       {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+              false, {1, 2, 2}, false),
+       "then an average pool 2x2"},
+      {pooled(conv2d("pl_g2_avg2_ceil", 32, 64, 2, 19, 21, 1), false, {1, 2, 2}, true),
+       "then an average pool 2x2"}};
+  for (const Case &c : cases) {
+    std::string why;
+    ASSERT_TRUE(convIgemmRunsPool(c.spec, &why)) << c.spec.kernelName << ": " << why;
+    auto ks = emitConvIgemm(c.spec);
+    ASSERT_TRUE(bool(ks)) << c.spec.kernelName << ": " << llvm::toString(ks.takeError());
+    const KernelSource &k = ks->back();
+    EXPECT_EQ(k.templateName, "conv_igemm.cuh") << c.spec.kernelName;
+    EXPECT_NE(k.tileConfig.find(c.tile), std::string::npos)
+        << c.spec.kernelName << ": " << k.tileConfig;
+    EXPECT_NE(
+        k.source.find(std::string("constexpr int kPoolKind = ") + (c.spec.pool->max ? "1;" : "2;")),
+        std::string::npos);
+    // The 3-D case runs two blocks an SM at 80 registers, where the engine's 3-D boxes
+    // spill a few bytes with or without a pool (a plain 8 -> 32 3x3x3 convolution: 4 bytes):
+    // compiled without the spill check.
+    const bool threeD = c.spec.spatialDims == 3;
+    EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", !threeD), "") << c.spec.kernelName;
+  }
+  // 4x4 windows of a 28 x 32 output: 4 x 32 tiles (8 x 16 would take 8 a plane), 7 a plane,
+  // 2 images.
+  auto ks = emitConvIgemm(cases[2].spec);
+  ASSERT_TRUE(bool(ks));
+  EXPECT_EQ(ks->back().launch.grid[0], 14u);
+  // Only the pooled tensor is written.
+  EXPECT_DOUBLE_EQ(ks->back().bytes, 4.0 * (2 * 16 * 30 * 34 + 64 * 16 * 9 + 64 + 2 * 64 * 7 * 8));
+  // Refused, with the reason: windows of 3 rows, 16 columns, 2 depths; a strided transposed
+  // convolution's phases; no wgmma; statistics.
+  auto refused = [&](ConvSpec s, const std::string &reason) {
+    std::string why;
+    EXPECT_FALSE(convIgemmRunsPool(s, &why)) << s.kernelName;
+    EXPECT_EQ(why, reason) << s.kernelName;
+    auto r = emitConvIgemm(s);
+    ASSERT_FALSE(bool(r)) << s.kernelName;
+    EXPECT_NE(llvm::toString(r.takeError()).find(s.kernelName + ": conv_igemm cannot pool"),
+              std::string::npos);
+  };
+  refused(pooled(conv2d("pl_rows3", 16, 64, 1, 21, 23, 1), true, {1, 3, 3}, false),
+          "the input-box engine's pool tiles hold windows of 1, 2 or 4 rows, not 3");
+  refused(pooled(conv2d("pl_cols16", 16, 64, 1, 21, 40, 1), true, {1, 1, 16}, false),
+          "the input-box engine's pool tiles hold windows of 1 row and up to 8 columns (a "
+          "power of two), not 16");
+  refused(pooled(conv2d("pl_cols8", 16, 64, 1, 21, 40, 1), true, {1, 4, 8}, false),
+          "the input-box engine's pool tiles hold windows of 4 rows and up to 4 columns (a "
+          "power of two), not 8");
+  refused(pooled(convSpec("pl_3d_depth2", false, 3, 2, 16, 32, 1, {6, 9, 10}, {3, 3, 3}, {1, 1, 1},
+                          {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                 true, {2, 2, 2}, false),
+          "the input-box engine's tiles lie in one output depth, and the pool's windows span 2");
+  refused(pooled(convSpec("pl_t2d_s2", true, 2, 2, 64, 128, 1, {1, 9, 11}, {1, 3, 3}, {1, 2, 2},
+                          {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                 true, {1, 2, 2}, false),
+          "a strided transposed convolution runs by output phase, and a window spans phases");
+  ConvSpec sm80 = cases[0].spec;
+  sm80.kernelName = "pl_sm80";
+  sm80.wgmma = false;
+  refused(sm80, "the convolution stays on mma.sync (the target has no wgmma (sm_90a)), which "
+                "does not pool in its kernel");
+  ConvSpec stats = cases[0].spec;
+  stats.kernelName = "pl_stats";
+  stats.accumulateStats = true;
+  refused(stats, "the pool would follow a tail over the channels or statistics");
+}
+
 class ConvCompile : public ::testing::TestWithParam<size_t> {};
 TEST_P(ConvCompile, NvrtcSm90aAndSm80) {
   ConvCase c = convCases()[GetParam()];
