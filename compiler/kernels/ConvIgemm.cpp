@@ -16,6 +16,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 namespace sinter {
@@ -733,6 +734,26 @@ bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
               " columns (a power of two), not " + std::to_string(p.window[2]));
   if (p.window[1] * p.window[2] < 2)
     return no("a window of one position");
+  // Tiles of whole windows may hold more padding than the plain tiles (a 34 x 34 plane: 15
+  // tiles of 8 x 16 against 10 runs of 128). The extra products must cost less than the
+  // output's write and the pool kernel's read of it, at the engine's rate and DRAM's
+  // (measured on an H200: 3x3 convolutions on the engine 150-210 TFLOP/s; copies about 3 TB/s
+  // in the planner's model).
+  constexpr double kEngineFlopsPerSecond = 200e12, kDramBytesPerSecond = 3e12;
+  double pooledTiles = 0, plainTiles = 0, flops = 0;
+  for (const KernelShape &k : kernelShapes(s)) {
+    pooledTiles += double(wgmmaBox(s, k).tilesPerPlane);
+    plainTiles += double(wgmmaBox(plain, k).tilesPerPlane);
+    flops += 2.0 * double(s.N * s.Cout * volume(k.out) * (s.Cin / s.groups) * volume(k.kernel));
+  }
+  const double extra = (pooledTiles / plainTiles - 1) * flops / kEngineFlopsPerSecond;
+  const double saved = 2.0 * 4.0 * double(s.N * s.Cout * volume(s.out)) / kDramBytesPerSecond;
+  if (extra > saved) {
+    char ratio[16];
+    std::snprintf(ratio, sizeof ratio, "%.2f", pooledTiles / plainTiles);
+    return no(std::string("tiles of whole windows would multiply ") + ratio +
+              "x the convolution's tiles, more products than the output's round trip costs");
+  }
   for (int d = 1; d < 3; ++d)
     if (p.out[d] < 1 || (p.out[d] - 1) * p.window[d] >= s.out[d] ||
         p.out[d] * p.window[d] < s.out[d] - p.window[d] + 1)

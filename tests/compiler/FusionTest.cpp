@@ -516,8 +516,8 @@ TEST(Fusion, ThePlannerPoolsInConvDirectAndTheInputBoxEngine) {
   EXPECT_NE(k.source.find("constexpr bool kPool = true;"), std::string::npos);
   EXPECT_NE(k.tileConfig.find("then its average pool over 2x2 windows"), std::string::npos);
   // 32 -> 64 channels: conv_igemm's input-box engine on sm_90a, on tiles of whole 2x2
-  // windows (8 x 16: two tiles a 10 x 12 plane); y is never stored.
-  Graph igemm = parseOne("graph g(%x: f32[2,32,10,12], %w: param f32[64,32,3,3]) { %y = "
+  // windows (8 x 16: two tiles a 16 x 16 plane, as many as runs of 128); y is never stored.
+  Graph igemm = parseOne("graph g(%x: f32[2,32,16,16], %w: param f32[64,32,3,3]) { %y = "
                          "conv(%x, %w) {padding = 1} %p = max_pool(%y) {kernel_size = 2} return "
                          "%p }");
   r = runPipeline(igemm, {});
@@ -538,6 +538,19 @@ TEST(Fusion, ThePlannerPoolsInConvDirectAndTheInputBoxEngine) {
   std::string reasons = why(r->graph, r->fusion);
   EXPECT_NE(reasons.find("conv conv+epilogue+pool+epilogue: the input-box engine's pool tiles "
                          "hold windows of 1, 2 or 4 rows, not 3"),
+            std::string::npos)
+      << reasons;
+  // Where tiles of whole windows would hold much more padding than the plain ones (a 10 x 12
+  // plane: two 8 x 16 tiles against one run of 128) and the output is small, the pool stays
+  // a kernel of its own.
+  Graph padded = parseOne("graph g(%x: f32[2,32,10,12], %w: param f32[64,32,3,3]) { %y = "
+                          "conv(%x, %w) {padding = 1} %p = max_pool(%y) {kernel_size = 2} "
+                          "return %p }");
+  r = runPipeline(padded, {});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
+  reasons = why(r->graph, r->fusion);
+  EXPECT_NE(reasons.find("tiles of whole windows would multiply 2.00x the convolution's tiles"),
             std::string::npos)
       << reasons;
   // Windows too large for one thread's accumulators stay a pool kernel, with the reason.
