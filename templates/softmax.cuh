@@ -14,10 +14,16 @@
 //  - kMode 2 (kInner > 1, a short kD: softmax over the channels of an image): a thread owns kVec
 //    consecutive lines and holds all kD * kVec of their elements in registers, so the input is
 //    read once (16-byte loads when kVec == 4) and each element costs one exponential.
+//  - kMode 3 (kInner > 1, a kD too long for one thread's registers, e.g. 128 channels): as
+//    mode 1, the 32 lanes of a warp own 32 consecutive lines and kRows warps split kD, but
+//    each thread holds its kPer = ceil(kD / kRows) elements of its line in registers: the line's
+//    maximum and then its sum of exponentials are combined through shared memory, so the input
+//    is read once, with kPer independent loads in flight a thread, and each element costs one
+//    exponential.
 //
 // Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (mode 0), kRows and
-// kCols (mode 1), kVec (mode 2), kOutSlot; and structs Load (each input element, flat index; it
-// is called in both passes of modes 0 and 1, so it must be a pure function) and Post (each
+// kCols (modes 1 and 3), kVec (mode 2), kOutSlot; and structs Load (each input element, flat index;
+// it is called in both passes of modes 0 and 1, so it must be a pure function) and Post (each
 // result, flat index).
 //
 //===--------------------------------------------------------------------------------===//
@@ -149,6 +155,59 @@ __device__ __forceinline__ void cachedLines(const Buffers &b, long long base) {
   }
 }
 
+/// kMode 3: thread (col, ty, tx) holds elements ty * kPer .. of line q (see the header);
+/// every thread of the block calls it (`active` false past the last line).
+__device__ __forceinline__ void splitLine(const Buffers &b, long long base, bool active, int tx,
+                                          int ty, int col) {
+  constexpr int kPer = (cfg::kD + cfg::kRows - 1) / cfg::kRows;
+  const float *__restrict__ x = slot<const float>(b, 0);
+  float *out = slot<float>(b, cfg::kOutSlot);
+  const Load load{};
+  const Post post{};
+  __shared__ float part[2][cfg::kCols][cfg::kRows][32];
+  float v[kPer];
+  float m = -kInf;
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int d = ty * kPer + e;
+    const long long i = base + (long long)d * cfg::kInner;
+    v[e] = active && d < cfg::kD ? load(__ldg(x + i), i, b) : -kInf;
+    // NaN is kept out of the max; it still makes its line's sum NaN, as in torch.
+    m = fmaxf(m, v[e]);
+  }
+  part[0][col][ty][tx] = m;
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < cfg::kRows; ++k)
+    m = fmaxf(m, part[0][col][k][tx]);
+  float sum = 0.f;
+#pragma unroll
+  for (int e = 0; e < kPer; ++e)
+    if (ty * kPer + e < cfg::kD) {
+      const float t = expf(v[e] - m);
+      sum += t;
+      if constexpr (!cfg::kLog)
+        v[e] = t;
+    }
+  part[1][col][ty][tx] = sum;
+  __syncthreads();
+  sum = 0.f;
+#pragma unroll
+  for (int k = 0; k < cfg::kRows; ++k)
+    sum += part[1][col][k][tx];
+  if (!active)
+    return;
+  const float k = cfg::kLog ? m + logf(sum) : 1.f / sum;
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int d = ty * kPer + e;
+    if (d < cfg::kD) {
+      const long long i = base + (long long)d * cfg::kInner;
+      out[i] = post(cfg::kLog ? v[e] - k : v[e] * k, i, b);
+    }
+  }
+}
+
 } // namespace sinter::softmax
 
 extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
@@ -156,8 +215,11 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   static_assert(cfg::kMode != 0 || cfg::kInner == 1, "row mode reads contiguous rows");
   static_assert(cfg::kMode != 0 || cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam,
                 "a team wider than a warp owns its block");
-  static_assert(cfg::kMode != 1 || cfg::kThreads == 32 * cfg::kRows * cfg::kCols,
+  static_assert((cfg::kMode != 1 && cfg::kMode != 3) ||
+                    cfg::kThreads == 32 * cfg::kRows * cfg::kCols,
                 "one warp per row and column group");
+  static_assert(cfg::kMode != 3 || (cfg::kD + cfg::kRows - 1) / cfg::kRows <= 32,
+                "split lines: at most 32 elements a thread");
   static_assert(cfg::kMode != 2 || cfg::kInner % cfg::kVec == 0, "whole vectors of lines");
   if constexpr (cfg::kMode == 0) {
     constexpr int kTeams = cfg::kThreads / cfg::kTeam;
@@ -195,6 +257,14 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       }
       return st;
     });
+  } else if constexpr (cfg::kMode == 3) {
+    const int tx = threadIdx.x % 32, ty = (threadIdx.x / 32) % cfg::kRows;
+    const int col = threadIdx.x / (32 * cfg::kRows);
+    const long long q = ((long long)blockIdx.x * cfg::kCols + col) * 32 + tx;
+    const bool active = q < cfg::kOuter * cfg::kInner;
+    const long long qq = active ? q : 0;
+    splitLine(b, (qq / cfg::kInner) * cfg::kD * cfg::kInner + qq % cfg::kInner, active, tx, ty,
+              col);
   } else {
     constexpr long long kVecsPerOuter = cfg::kInner / cfg::kVec;
     const long long q = (long long)blockIdx.x * cfg::kThreads + threadIdx.x;

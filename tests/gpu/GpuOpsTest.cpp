@@ -97,6 +97,13 @@ const OpCase kOpCases[] = {
     // Softmax.
     {"softmax_last", "graph g(%x: f32[13,257]) { %y = softmax(%x) {dim = -1} return %y }"},
     {"log_softmax_middle", "graph g(%x: f32[3,29,7]) { %y = log_softmax(%x) {dim = 1} return %y }"},
+    // Channel lines too long for one thread, split over a block's warps (softmax.cuh mode 3):
+    // 96 channels (24 a thread) with a chain after it, 70 (18, the last warp's part short).
+    {"softmax_channels_split",
+     "graph g(%x: f32[2,96,9,500], %c: param f32[96,1,1]) { %y = softmax(%x) {dim = 1} %o = "
+     "mul(%y, %c) return %o }"},
+    {"log_softmax_channels_split",
+     "graph g(%x: f32[3,70,41,37]) { %y = log_softmax(%x) {dim = 1} return %y }"},
     // Norms.
     {"group_norm_affine",
      "graph g(%x: f32[3,12,7,5], %g: param f32[12], %b: param f32[12]) { %y = group_norm(%x, "

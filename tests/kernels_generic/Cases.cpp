@@ -221,7 +221,17 @@ llvm::Error softmaxCases(CaseList &list) {
       {"sm_channels_vec2_log", {5, 24, 1026}, 1, true, false, ""},
       {"sm_channels_odd", {2, 7, 4099}, 1, false, false, ""},
       {"sm_channels_64_log", {3, 64, 2001}, 1, true, true, ""},
-      {"sm_channels_128x16x64x64", {128, 16, 64, 64}, 1, false, false,
+      {"sm_channels_128x16x64x64", {128, 16, 64, 64}, 1, false, false, "torch.softmax(t0, dim=1)"},
+      // Longer channel lines split over the warps of a block, held in registers: 65 (17 a
+      // thread, the last warp's part short), 128 on odd planes, 1000 on 32 warps.
+      {"sm_channels_65_split_log", {2, 65, 2100}, 1, true, true, ""},
+      {"sm_channels_128_split", {3, 128, 4099}, 1, false, false, ""},
+      {"sm_channels_1000_split", {2, 1000, 2050}, 1, false, true, ""},
+      {"sm_channels_32x128x129x129",
+       {32, 128, 129, 129},
+       1,
+       false,
+       false,
        "torch.softmax(t0, dim=1)"},
   };
   for (const S &c : cases) {

@@ -173,10 +173,21 @@ TEST(GenericKernels, SoftmaxPicksRowOrColumnMode) {
   EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 2");
   EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 4");
   EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 4 / 256);
-  s.shape = {128, 65, 64, 64}; // too many to hold: warps over lines again
+  s.shape = {128, 65, 64, 64}; // too many for a thread: split over 4 warps, 17 a thread
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 3");
+  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 4");
+  EXPECT_EQ(k.launch.block[0], 256u); // two groups of 32 lines
+  EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 64);
+  EXPECT_NE(k.tileConfig.find("17 elements a thread held in registers"), std::string::npos)
+      << k.tileConfig;
+  s.shape = {2, 1000, 4096}; // 32 warps of 32 a thread
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 3");
+  EXPECT_EQ(k.launch.block[0], 1024u);
+  s.shape = {2, 1025, 4096}; // longer lines: warps over lines, two passes
   k = emitOk(emitSoftmax(s));
   EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 1");
-  EXPECT_EQ(k.launch.block[0], 256u);
 }
 
 TEST(GenericKernels, ChannelStatsListsItsZeroedStatistics) {
