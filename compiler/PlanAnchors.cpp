@@ -407,7 +407,7 @@ bool convRunsTail(const Graph &graph, const Op &anchor, const ConvTailOps &ops,
   const char *tail = ops.reduce ? "reduce over the channels"
                      : softmax  ? "take a softmax over the channels"
                                 : "pool";
-  // It pools whole windows of 1 or 2 rows on tiles that hold them.
+  // It pools on tiles of whole windows where they fit (convIgemmRunsPool).
   if (igemm && pool && !softmax) {
     spec.pool = makePoolTail(graph, *pool);
     return convIgemmRunsPool(spec, &why);

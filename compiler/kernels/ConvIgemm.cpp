@@ -108,9 +108,12 @@ constexpr int64_t kWgRows = 128;
 struct WgBox {
   int64_t boxD = 1, boxH = 1, rowStride = 4, ciStride = 8, wLead = 0;
   bool rowTiles = false;
-  int64_t tilesPerPlane = 1; ///< output tiles per (n, d) plane (conv_wgmma.cuh's tileAt)
-  /// A pool's tiles: 16-row accumulator blocks across (kPoolBlocksW), the tile's extents.
-  int64_t poolBlocksW = 8, tileH = 0, tileW = 0;
+  /// Output tiles per (n, d) plane (conv_wgmma.cuh's tileAt): 128-position runs of the
+  /// flattened plane, ceil(W / 128) a row for one-row tiles, or a pool's tiles.
+  int64_t tilesPerPlane = 1;
+  /// The tiles' extents (tileW 0: runs of the flattened plane), and for a pool's tiles the
+  /// 16-row accumulator blocks across (kPoolBlocksW).
+  int64_t tileH = 1, tileW = 0, poolBlocksW = 8;
 };
 
 /// The box of a kernel whose tiles are `tileH` output rows x `tileW` columns at multiples of
@@ -121,6 +124,8 @@ WgBox wgmmaBoxOf(const ConvSpec &s, const KernelShape &k, int64_t tileH, int64_t
   const int64_t spanW = (k.kernel[2] - 1) * k.dilation[2];
   const int64_t off0W = s.transposed ? k.padding[2] - spanW : -k.padding[2];
   WgBox b;
+  b.tileH = tileH;
+  b.tileW = tileW;
   int64_t spanned = tileH;
   if (tileW == 0)
     for (int64_t start = 0; start < plane; start += kWgRows)
@@ -151,8 +156,6 @@ WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
     for (int64_t across : {8, 4, 2, 1}) {
       WgBox b = wgmmaBoxOf(s, covered, rows * (8 / across), blockW * across);
       b.poolBlocksW = across;
-      b.tileH = rows * (8 / across);
-      b.tileW = blockW * across;
       if (across == 8 || b.tilesPerPlane < best.tilesPerPlane)
         best = b;
     }
@@ -173,11 +176,6 @@ WgBox wgmmaBox(const ConvSpec &s, const KernelShape &k) {
       double(row.boxD * row.boxH * row.rowStride) * double((w + kWgRows - 1) / kWgRows) / w;
   return fullPerPosition > 2 * rowPerPosition ? row : full;
 }
-
-/// Engine 1's output tiles per (n, d) plane: 128-position runs of the flattened plane,
-/// ceil(W / 128) a row where tiles lie in one output row, or a pool's tiles of whole windows
-/// (conv_wgmma.cuh's tileAt).
-int64_t wgmmaTilesPerPlane(const KernelShape &, const WgBox &b) { return b.tilesPerPlane; }
 
 /// Engine 1's k8 steps per channel chunk of a kernel with `taps` taps, padded to whole stages.
 int64_t wgmmaPaddedSteps(int64_t ciChunk, int64_t taps) { return roundUp(ciChunk / 8 * taps, 4); }
@@ -327,7 +325,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   if (tile.wgmma) {
     // Persistent: one block per tile at most; the runtime launches at most one per SM and
     // each block strides over the tiles.
-    k.launch.grid = {unsigned(s.N * shape.out[0] * wgmmaTilesPerPlane(shape, box) *
+    k.launch.grid = {unsigned(s.N * shape.out[0] * box.tilesPerPlane *
                               ((coutG + tile.bn - 1) / tile.bn) * s.groups),
                      1, 1};
     k.launch.persistent = true;
@@ -384,7 +382,7 @@ double wgmmaBoxFloatsPerPosition(const ConvSpec &s) {
   double floats = 0, positions = 0;
   for (const KernelShape &k : kernelShapes(s)) {
     const WgBox b = wgmmaBox(s, k);
-    const double tiles = double(k.out[0] * wgmmaTilesPerPlane(k, b));
+    const double tiles = double(k.out[0] * b.tilesPerPlane);
     floats += tiles * double(b.boxD * b.boxH * b.rowStride);
     positions += double(volume(k.out));
   }
@@ -604,8 +602,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // The kernel indexes its tiles with 32-bit integers.
   for (const KernelShape &k : shapes)
-    if (s.N * k.out[0] * wgmmaTilesPerPlane(k, wgmmaBox(s, k)) * ((coutG + t.bn - 1) / t.bn) *
-            s.groups >
+    if (s.N * k.out[0] * wgmmaBox(s, k).tilesPerPlane * ((coutG + t.bn - 1) / t.bn) * s.groups >
         std::numeric_limits<int>::max())
       return no("too many output tiles for 32-bit tile indices");
   auto fits = [&](const ConvIgemmTile &c) {
@@ -734,6 +731,10 @@ bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
               " columns (a power of two), not " + std::to_string(p.window[2]));
   if (p.window[1] * p.window[2] < 2)
     return no("a window of one position");
+  for (int d = 1; d < 3; ++d)
+    if (p.out[d] < 1 || (p.out[d] - 1) * p.window[d] >= s.out[d] ||
+        p.out[d] * p.window[d] < s.out[d] - p.window[d] + 1)
+      return no("the pooled extents do not follow from the windows");
   // Tiles of whole windows may hold more padding than the plain tiles (a 34 x 34 plane: 15
   // tiles of 8 x 16 against 10 runs of 128). The extra products must cost less than the
   // output's write and the pool kernel's read of it, at the engine's rate and DRAM's
@@ -754,10 +755,6 @@ bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
     return no(std::string("tiles of whole windows would multiply ") + ratio +
               "x the convolution's tiles, more products than the output's round trip costs");
   }
-  for (int d = 1; d < 3; ++d)
-    if (p.out[d] < 1 || (p.out[d] - 1) * p.window[d] >= s.out[d] ||
-        p.out[d] * p.window[d] < s.out[d] - p.window[d] + 1)
-      return no("the pooled extents do not follow from the windows");
   return true;
 }
 

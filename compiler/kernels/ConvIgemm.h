@@ -107,8 +107,9 @@ bool convIgemmRunsChannelTail(const ConvSpec &s, std::string *whyNot = nullptr);
 /// Whether emitConvIgemm runs `s` with its pool (ConvSpec::pool) in the kernel, storing only
 /// the pooled tensor: on the wgmma input-box engine (a convolution that conv_shift or
 /// mma.sync would run, or a strided transposed one, keeps its pool as a kernel of its own),
-/// on tiles of whole windows of 1 or 2 rows and 1, 2, 4 or 8 columns, one depth. whyNot gets
-/// the reason when not.
+/// on tiles of whole windows of one depth, 1, 2 or 4 rows and up to 8, 8 or 4 columns (a power
+/// of two), where those tiles add fewer products than the output's round trip costs. whyNot
+/// gets the reason when not.
 bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// emitConvIgemm with the tile given rather than chosen (benchmarks compare tiles with it),
