@@ -821,7 +821,9 @@ __device__ __forceinline__ void storeTile(float (&acc)[kMI][kNI][4], const sinte
 /// Engine 1 (a template so that sm_80 builds never instantiate it): the producer warpgroup
 /// streams every tile's boxes and weight stages; the consumer warpgroups multiply each of
 /// the block's tiles and run the epilogue on it while the producer fills the next one's.
-template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sinter::Buffers b) {
+template <int E>
+__device__ __forceinline__ void runWgmma(float *smem, const sinter::Buffers b,
+                                         const sinter::TensorMaps *tm) {
   namespace sm90 = sinter::sm90;
   float *base = sm90::alignedBase(smem);
   const wg::Bars bars(sinter::mma::smemAddr(base));
@@ -834,7 +836,7 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
       sm90::setMaxRegisters<wg::kTwoBlockProducerRegs, false>();
     if constexpr (cfg::kPingpong)
       sm90::setMaxRegisters<wg::kPingpongProducerRegs, false>();
-    wg::produce(base, b, bars, tid);
+    wg::produce(base, b, bars, tm, tid);
     return;
   }
   if constexpr (cfg::kMinBlocks == 2)
@@ -869,13 +871,21 @@ template <int E> __device__ __forceinline__ void runWgmma(float *smem, const sin
 
 } // namespace conv_igemm
 
+// With SINTER_CONV_TMA_B the kernel takes the weight rows' tensor map (conv_wgmma.cuh).
 extern "C" __global__ void __launch_bounds__(conv_igemm::kBlockThreads, cfg::kMinBlocks)
+#ifdef SINTER_CONV_TMA_B
+    SINTER_KERNEL(const sinter::Buffers b, const __grid_constant__ sinter::TensorMaps tm) {
+  const sinter::TensorMaps *maps = &tm;
+#else
     SINTER_KERNEL(const sinter::Buffers b) {
+  const sinter::TensorMaps *maps = nullptr;
+#endif
   using namespace conv_igemm;
   extern __shared__ __align__(16) float smem[];
   if constexpr (kWgmma) {
-    runWgmma<cfg::kEngine>(smem, b);
+    runWgmma<cfg::kEngine>(smem, b, maps);
   } else {
+    (void)maps;
     const i64 m0 = (i64)blockIdx.x * cfg::kBM;
     const i64 mEnd = m0 + cfg::kBM < kM ? m0 + cfg::kBM : kM;
     const int n0 = blockIdx.y * cfg::kBN, grp = blockIdx.z;

@@ -36,6 +36,15 @@
 // that a buffer's previous item is always published before the producer waits for it to be
 // released (see kLag).
 //
+// With SINTER_CONV_TMA_B (kTmaB) the weight stages come by TMA instead: one thread of the
+// producer's first warp walks the block's B stages alone (wait for the stage's release, then
+// one 3-D tensor copy of kBN rows x 32 floats, 128-byte swizzled, completing the stage's full
+// barrier by its bytes; rows past the group's channels read zeros), while the other three
+// warps copy the boxes and arrive on the box's full barrier through
+// cp.async.mbarrier.arrive.noinc, which fires when the thread's copies have landed. No copy
+// then waits behind another: the boxes' cp.async groups no longer hold back the stages
+// issued after them, and the stages in flight are bounded by the ring alone.
+//
 // Consumers: either both warpgroups multiply each tile (64 rows each) and run its epilogue
 // together, or (cfg::kPingpong) each takes whole tiles of its own, the block's tiles 0, 2, 4,
 // ... and 1, 3, 5, ..., the two taking turns at the products, so that one's epilogue runs
@@ -90,6 +99,13 @@ constexpr int kTilesPerPlane = kPoolTiles       ? kPoolTilesH * kPoolTilesW
 // whose tile it is).
 constexpr int kConsumers = 256;
 constexpr int kItemReaders = cfg::kPingpong ? 128 : 256;
+#ifdef SINTER_CONV_TMA_B
+constexpr bool kTmaB = true;
+#else
+constexpr bool kTmaB = false;
+#endif
+// The producer threads that copy boxes (with kTmaB its first warp issues the weight stages).
+constexpr int kBoxThreads = sinter::sm90::kProducerThreads - (kTmaB ? 32 : 0);
 // Per dim: the offset of tap t from the output position in input coordinates is
 // off0 + pos(t) (stride 1: transposed in = out + pad - t * dil, direct in = out - pad + t * dil).
 constexpr int kOff0D = cfg::kTransposed ? cfg::kPD - (cfg::kKD - 1) * cfg::kDD : -cfg::kPD;
@@ -135,6 +151,11 @@ static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
 static_assert(!kOn || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1), "stride-1 input walk");
 static_assert(!kOn || (cfg::kWLead + kOff0W >= 0 && kLag >= 1), "box origin, pipeline depth");
 static_assert(!kOn || cfg::kPackedB, "B rows in the chunked order of conv_pack.cuh");
+// kTmaB's tensor map views conv_pack.cuh's rows as [kernel x group][kCoutG][kBRow]: this
+// kernel's rows start at group kBGroup0 of it.
+constexpr int kBGroup0 = kTmaB ? cfg::kBBase / (kCoutG * cfg::kBRow) : 0;
+static_assert(!kTmaB || (kOn && cfg::kBRow > 0 && cfg::kBBase % (kCoutG * cfg::kBRow) == 0),
+              "TMA weight stages: engine 1, rows of whole groups");
 static_assert(!kPoolTiles ||
                   (kOn && !cfg::kPhased && (cfg::kPKH == 1 || cfg::kPKH == 2 || cfg::kPKH == 4) &&
                    (cfg::kPKW == 1 || cfg::kPKW == 2 || cfg::kPKW == 4 || cfg::kPKW == 8) &&
@@ -247,24 +268,24 @@ struct Bars {
 __device__ __forceinline__ void initBarriers(const Bars &bars) {
   namespace sm90 = sinter::sm90;
   for (int s = 0; s < cfg::kStages; ++s) {
-    sm90::mbarInit(bars.fullB + s * 8, sm90::kProducerThreads);
+    sm90::mbarInit(bars.fullB + s * 8, kTmaB ? 1 : sm90::kProducerThreads);
     sm90::mbarInit(bars.emptyB + s * 8, kItemReaders);
   }
   for (int s = 0; s < 2; ++s) {
-    sm90::mbarInit(bars.fullX + s * 8, sm90::kProducerThreads);
+    sm90::mbarInit(bars.fullX + s * 8, kBoxThreads);
     sm90::mbarInit(bars.emptyX + s * 8, kItemReaders);
   }
 }
 
 /// The producer's copy of box chunk c: 16-byte pieces (4-byte ones where input rows are not
-/// whole pieces), zero outside the input and past Cin/groups.
+/// whole pieces), zero outside the input and past Cin/groups; ptid 0 .. kBoxThreads - 1.
 __device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &tile, int grp,
                                         int c, int ptid) {
   constexpr int kVec = cfg::kInW % 4 == 0 ? 4 : 1;
   constexpr int kPieces = cfg::kRowStride / kVec;
   constexpr int kRowsPerCi = kBoxD * cfg::kBoxH;
   constexpr int kRows = cfg::kCiChunk * kRowsPerCi;
-  constexpr int kThreads = sinter::sm90::kProducerThreads;
+  constexpr int kThreads = kBoxThreads;
   const int nb = tile.plane / cfg::kOutD, od = tile.plane % cfg::kOutD;
   const float *xg = x + ((i64)nb * cfg::kCin + (i64)grp * kCinG) * kInVol;
   // Piece q of box row `row` (channel row / kRowsPerCi, plane and row pr of it).
@@ -305,13 +326,44 @@ __device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &
 /// stages, global stage index C * kStagesPerChunk + r - 1), so the rings and their phases
 /// run on across tiles.
 __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, const Bars &bars,
-                                        int ptid) {
+                                        const sinter::TensorMaps *tm, int ptid) {
   namespace sm90 = sinter::sm90;
   namespace mma = sinter::mma;
   const float *x = sinter::slot<const float>(b, 0);
   const float *rows = sinter::slot<const float>(b, cfg::kBSlot) + cfg::kBBase;
   constexpr int kPer = kStagesPerChunk + 1;
   const int tiles = blockIdx.x < kTileCount ? (kTileCount - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  if constexpr (kTmaB) {
+    const int chunks = tiles * kChunks;
+    if (ptid < 32) { // the weight stages, by one thread
+      if (ptid != 0)
+        return;
+      const unsigned smem0 = mma::smemAddr(base);
+      for (int cg = 0; cg < chunks; ++cg) {
+        const Tile tl = tileAt(blockIdx.x + cg / kChunks * gridDim.x);
+        const int c = cg % kChunks;
+#pragma unroll 1
+        for (int r = 0; r < kStagesPerChunk; ++r) {
+          const int bi = cg * kStagesPerChunk + r, s = bi % cfg::kStages;
+          if (bi >= cfg::kStages)
+            sm90::mbarWait(bars.emptyB + s * 8, (bi / cfg::kStages - 1) & 1);
+          sm90::mbarArriveExpectTx(bars.fullB + s * 8, kBStage * 4);
+          sm90::tmaLoad3d(smem0 + s * kBStage * 4, tm->m[0], (c * kStagesPerChunk + r) * 32, tl.n0,
+                          kBGroup0 + tl.grp, bars.fullB + s * 8);
+        }
+      }
+      return;
+    }
+    for (int cg = 0; cg < chunks; ++cg) { // the boxes, by the other three warps
+      const Tile tl = tileAt(blockIdx.x + cg / kChunks * gridDim.x);
+      if (cg >= 2)
+        sm90::mbarWait(bars.emptyX + (cg & 1) * 8, ((cg >> 1) - 1) & 1);
+      copyBox(base + kBoxBase + (cg & 1) * kBoxFloats, x, tl, tl.grp, cg % kChunks, ptid - 32);
+      mma::cpAsyncArriveNoinc(bars.fullX + (cg & 1) * 8); // read by ordinary loads
+    }
+    mma::cpAsyncWait<0>();
+    return;
+  }
   const int items = tiles * kChunks * kPer;
   auto issue = [&](int i) {
     const int cg = i / kPer, r = i % kPer;

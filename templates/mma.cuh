@@ -122,6 +122,12 @@ template <int N> __device__ __forceinline__ void cpAsyncWait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+/// Arrives on the mbarrier at shared address `bar` once this thread's cp.async copies so far
+/// have landed, without waiting for them (.noinc: the barrier's count includes the arrival).
+__device__ __forceinline__ void cpAsyncArriveNoinc(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 /// How a tile product is computed (values of cfg::kMath): one TF32 product, or 3xTF32.
 constexpr int kMathTf32 = 1;
 constexpr int kMathTf32x3 = 2;

@@ -140,6 +140,16 @@ __device__ __forceinline__ void tmaLoad2d(unsigned dst, const TensorMap &map, in
                : "memory");
 }
 
+/// TMA copy of the box at (x, y, z) (x innermost, in elements) of the 3-D tensor map `map`, as
+/// tmaLoad2d.
+__device__ __forceinline__ void tmaLoad3d(unsigned dst, const TensorMap &map, int x, int y, int z,
+                                          unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+               "l"(reinterpret_cast<unsigned long long>(&map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+               : "memory");
+}
+
 /// The same copy multicast to every block of the cluster in `mask` (bit i: rank i): each
 /// receives the box at shared offset `dst` of its own, its bytes completing on its own
 /// barrier at offset `bar`.

@@ -95,6 +95,7 @@ struct BRows {
   bool packed = false; ///< 16-byte copies from rows with contiguous k
   int slot = 1;        ///< the weight itself (1) or conv_pack.cuh's rows (kConvPackSlot)
   int64_t row = 0, base = 0;
+  int64_t kernels = 1; ///< kernels whose rows conv_pack.cuh writes one after another
 };
 
 /// Whether `tile`'s B tile splits into whole 16-byte pieces per thread.
@@ -195,6 +196,17 @@ int64_t wgmmaSharedBytes(const ConvIgemmTile &t, const WgBox &b, bool stats) {
 }
 
 constexpr int64_t kSmemLimit = sharedPerBlock(1);
+
+/// Whether engine 1 copies its weight stages by TMA (conv_wgmma.cuh, kTmaB): where a tile has
+/// at least 4 of them. The producer's other three warps then copy the boxes. Measured with
+/// TMA everywhere (H200, 2026-11-28, against the copies in the same call): from 4 stages a
+/// tile on 0.94-1.26x over 35 graphs, geomean 1.13x; tiles of at most 3 stages (reductions
+/// of up to 96 terms, e.g. a 3x3 conv of 8 input channels: one box and three stages a tile)
+/// 0.94-1.06x over 12, geomean 1.01x, so those keep the producer's copies.
+bool wgmmaTakesTmaB(const ConvSpec &s, const ConvIgemmTile &t, int64_t taps) {
+  const int64_t chunks = (s.Cin / s.groups + t.ciChunk - 1) / t.ciChunk;
+  return chunks * (wgmmaPaddedSteps(t.ciChunk, taps) / 4) >= 4;
+}
 
 /// Engine 1 runs two blocks an SM on 64-channel tiles whose reduction has at most this many
 /// terms (convWgmmaTile; measured on 72 to 432).
@@ -312,6 +324,12 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   const int64_t sharedBytes =
       tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats) : smemBytes(tile.stages);
   w.constant("kSharedBytes", sharedBytes);
+  // Engine 1 copies its weight stages by TMA where they outweigh its boxes (conv_wgmma.cuh,
+  // kTmaB): the map views conv_pack.cuh's rows as [kernel x group][output channel][k], so
+  // that a stage's rows past the group's channels read zeros.
+  const bool tmaB = tile.wgmma && wgmmaTakesTmaB(s, tile, volume(shape.kernel));
+  if (tmaB)
+    w.code("#define SINTER_CONV_TMA_B 1");
   w.anchorEpilogue("Epilogue", s.epilogue);
   w.anchorEpilogue("CReduceEpilogue", s.channelReduce ? s.channelReduce->post : FunctorBody());
   w.anchorEpilogue("SoftmaxEpilogue", s.softmax ? s.softmax->post : FunctorBody());
@@ -338,11 +356,22 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
       unsigned(32 * tile.warpsM * tile.warpsN * (tile.pingpong ? 2 : 1) + (tile.wgmma ? 128 : 0)),
       1, 1};
   k.launch.sharedBytes = unsigned(sharedBytes);
+  if (tmaB) {
+    TensorMapSpec rowsMap;
+    rowsMap.slot = bRows.slot;
+    rowsMap.rank = 3;
+    rowsMap.dims = {uint64_t(bRows.row), uint64_t(coutG), uint64_t(s.groups * bRows.kernels)};
+    rowsMap.strides = {uint64_t(bRows.row) * 4, uint64_t(coutG * bRows.row) * 4};
+    rowsMap.box = {32, uint32_t(tile.bn), 1};
+    rowsMap.swizzle128 = true;
+    k.launch.tensorMaps = {rowsMap};
+  }
   const std::string engine =
       tile.wgmma ? std::string("wgmma, 2") + (tile.pingpong ? " alternating" : "") +
                        "+1 warpgroups, input box " + std::to_string(box.boxD) + "x" +
                        std::to_string(box.boxH) + "x" + std::to_string(box.rowStride) + " per " +
-                       std::to_string(tile.ciChunk) + " channels, "
+                       std::to_string(tile.ciChunk) + " channels, " +
+                       (tmaB ? "weight stages by TMA, " : "")
                  : std::to_string(tile.warpsM * tile.warpsN) + " warps, ";
   k.tileConfig =
       (shape.phased ? phaseName(s, shape) + ", " : "") + std::to_string(tile.bm) + "x" +
@@ -532,6 +561,7 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
       rows.slot = direct ? 1 : kConvPackSlot;
       rows.row = direct ? cinG * volume(s.kernel) : kPad;
       rows.base = direct ? 0 : int64_t(i) * s.Cout * kPad;
+      rows.kernels = direct ? 1 : int64_t(shapes.size());
     }
     auto k = emitKernel(s, shape, name, tiles[i], rows);
     if (!k)

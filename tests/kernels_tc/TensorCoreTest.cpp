@@ -667,6 +667,84 @@ TEST(ConvIgemm, ChannelReductionsCompileOnTheInputBoxEngine) {
                  "channels");
 }
 
+// The input-box engine copies its weight stages by TMA where a tile has at least 4 of them:
+// one 3-D map over conv_pack.cuh's rows ([kernel x group][output channel][k], 32 x bn x 1
+// boxes, 128-byte swizzle), so that rows past a group's channels read zeros and each phase's
+// kernel starts at its own groups. A tile of 3 stages (8 input channels x 3 x 3) keeps the
+// producer's copies and a one-parameter kernel.
+TEST(ConvIgemm, InputBoxEngineTakesWeightStagesByTmaFromFourStagesATile) {
+  auto wgmma = [](ConvSpec s) {
+    s.wgmma = true;
+    return s;
+  };
+  auto minOverChannels = [](ConvSpec s) {
+    s.channelReduce = ConvChannelReduce{ConvChannelReduce::Kind::Min, functor("affine")};
+    return s;
+  };
+  struct Case {
+    ConvSpec spec;
+    uint64_t kPad, coutG, planes;
+  };
+  const Case cases[] = {
+      // 64 -> 128: two 32-channel chunks of 9 taps x 4 steps, 9 stages each.
+      {wgmma(convSpec("tma_64x128", false, 2, 2, 64, 128, 1, {1, 40, 40}, {1, 3, 3}, {1, 1, 1},
+                      {0, 1, 1}, {1, 1, 1}, MathMode::Tf32)),
+       576, 128, 1},
+      // Two groups of 64 -> 48: 48-row tiles of a 64-wide tile read zeros past the group.
+      {wgmma(convSpec("tma_g2", false, 2, 2, 128, 96, 2, {1, 24, 40}, {1, 3, 3}, {1, 1, 1},
+                      {0, 1, 1}, {1, 1, 1}, MathMode::Tf32)),
+       576, 48, 2},
+      // A stride-2 transposed 4x4 with a min over the channels (which keeps it off
+      // conv_shift): four phase kernels of 2 x 2 taps, their rows one after another.
+      {minOverChannels(wgmma(convSpec("tma_phased", true, 2, 2, 64, 128, 1, {1, 20, 20}, {1, 4, 4},
+                                      {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32))),
+       256, 128, 4},
+  };
+  for (const Case &c : cases) {
+    auto ks = emitConvIgemm(c.spec);
+    ASSERT_TRUE(bool(ks)) << c.spec.kernelName << ": " << llvm::toString(ks.takeError());
+    int products = 0;
+    for (const KernelSource &k : *ks) {
+      if (k.name.find("_pack") != std::string::npos)
+        continue;
+      const int i = products++;
+      ASSERT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.name << ": " << k.tileConfig;
+      EXPECT_NE(k.tileConfig.find("weight stages by TMA"), std::string::npos) << k.tileConfig;
+      EXPECT_NE(k.source.find("#define SINTER_CONV_TMA_B 1"), std::string::npos) << k.name;
+      EXPECT_NE(
+          k.source.find(" kBBase = " + std::to_string(i * c.spec.Cout * int64_t(c.kPad)) + ";"),
+          std::string::npos)
+          << k.name;
+      ASSERT_EQ(k.launch.tensorMaps.size(), 1u) << k.name;
+      const TensorMapSpec &t = k.launch.tensorMaps[0];
+      EXPECT_EQ(t.slot, kConvPackSlot);
+      EXPECT_EQ(t.rank, 3u);
+      EXPECT_EQ(t.dims[0], c.kPad) << k.name;
+      EXPECT_EQ(t.dims[1], c.coutG);
+      EXPECT_EQ(t.dims[2], c.planes);
+      EXPECT_EQ(t.strides[0], c.kPad * 4);
+      EXPECT_EQ(t.strides[1], c.coutG * c.kPad * 4);
+      EXPECT_EQ(t.box[0], 32u);
+      EXPECT_EQ(t.box[2], 1u);
+      EXPECT_NE(k.tileConfig.find("x" + std::to_string(t.box[1]) + "x32"), std::string::npos)
+          << k.tileConfig;
+      EXPECT_TRUE(t.swizzle128);
+      EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "") << k.name;
+    }
+    EXPECT_EQ(products, c.spec.transposed ? 4 : 1) << c.spec.kernelName;
+  }
+  auto copies =
+      emitConvIgemm(wgmma(convSpec("copies_8x64", false, 2, 2, 8, 64, 1, {1, 40, 40}, {1, 3, 3},
+                                   {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32)));
+  ASSERT_TRUE(bool(copies)) << llvm::toString(copies.takeError());
+  const KernelSource &k = copies->back();
+  ASSERT_NE(k.tileConfig.find("wgmma"), std::string::npos) << k.tileConfig;
+  EXPECT_EQ(k.tileConfig.find("by TMA"), std::string::npos) << k.tileConfig;
+  EXPECT_EQ(k.source.find("SINTER_CONV_TMA_B"), std::string::npos);
+  EXPECT_TRUE(k.launch.tensorMaps.empty());
+  EXPECT_EQ(nvrtcCompile(k.source, "sm_90a"), "");
+}
+
 // A pool whose windows tile the output runs in the input-box engine's epilogue, on tiles of
 // whole windows: 2x2 on 64- and 128-wide tiles (ceil and floor mode), 4x4, 4x2, 2x1, a 1-D
 // window of 8, a 3-D convolution's 1x2x2 windows and a grouped convolution, each compiled for
