@@ -491,7 +491,8 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
   // (convt2d_kb36_min_c_sum_h_gelu_bias, H200: 0.659 -> 0.289 ms). A softmax keeps its full
   // output, and there the phase walk and a softmax kernel after it won
   // (convt2d_kb91_softmax_bias_scale_sigmoid 2.283 against 2.304, convt3d_kb49_softmax_sigmoid
-  // 0.670 against 0.832).
+  // 0.670 against 0.832; again with the input-box engine's TMA weight stages, 1.880 against
+  // 2.208 and 0.669 against 0.808, H200, 2026-11-28).
   // A pool runs on the input-box engine only (convIgemmRunsPool).
   const bool inputBoxTail = (s.channelReduce && isPhased(s)) || s.pool;
   if ((s.channelReduce || s.softmax) && !tile && !inputBoxTail && convShiftTile(s))
