@@ -324,7 +324,8 @@ __device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &
 /// Items are numbered over the block's whole sequence: chunk C (C / kChunks-th tile of the
 /// block, chunk C % kChunks of it) has items C * kPer (its box) and C * kPer + 1 .. (its B
 /// stages, global stage index C * kStagesPerChunk + r - 1), so the rings and their phases
-/// run on across tiles.
+/// run on across tiles. With kTmaB (weight stages through map 0 of `tm`) thread 0 walks the
+/// stages and threads 32..127 the boxes, each on its own (see the header).
 __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, const Bars &bars,
                                         const sinter::TensorMaps *tm, int ptid) {
   namespace sm90 = sinter::sm90;

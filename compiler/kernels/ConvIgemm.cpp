@@ -324,9 +324,10 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   const int64_t sharedBytes =
       tile.wgmma ? wgmmaSharedBytes(tile, box, s.accumulateStats) : smemBytes(tile.stages);
   w.constant("kSharedBytes", sharedBytes);
-  // Engine 1 copies its weight stages by TMA where they outweigh its boxes (conv_wgmma.cuh,
-  // kTmaB): the map views conv_pack.cuh's rows as [kernel x group][output channel][k], so
-  // that a stage's rows past the group's channels read zeros.
+  // Engine 1 copies its weight stages by TMA where a tile has at least 4 of them
+  // (wgmmaTakesTmaB; conv_wgmma.cuh, kTmaB): the map views conv_pack.cuh's rows as
+  // [kernel x group][output channel][k], so that a stage's rows past the group's channels
+  // read zeros.
   const bool tmaB = tile.wgmma && wgmmaTakesTmaB(s, tile, volume(shape.kernel));
   if (tmaB)
     w.code("#define SINTER_CONV_TMA_B 1");
