@@ -65,6 +65,16 @@ ExecutablePlan samplePlan() {
       t.box = {8, 16};
       t.swizzle128 = true;
       k.launch.tensorMaps.push_back(t);
+      // and a rank-3 one over slot 1, as the input-box engine's weight rows:
+      // [k] x [channel of a group] x [kernel x group], 32 x 64 x 1 boxes
+      TensorMapSpec rows;
+      rows.slot = 1;
+      rows.rank = 3;
+      rows.dims = {576, 48, 4};
+      rows.strides = {576 * 4, 48 * 576 * 4};
+      rows.box = {32, 64, 1};
+      rows.swizzle128 = true;
+      k.launch.tensorMaps.push_back(rows);
     }
     k.group = "elementwise chain";
     k.flops = 1234;
@@ -173,7 +183,7 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[1].launch.persistentPerSm, 1u);
   EXPECT_EQ(r.kernels[0].launch.coResident, 0u);
   EXPECT_EQ(r.kernels[1].launch.coResident, 5u);
-  ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 1u);
+  ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 2u);
   const TensorMapSpec &t = r.kernels[0].launch.tensorMaps[0];
   EXPECT_EQ(t.slot, 0);
   EXPECT_EQ(t.rank, 2u);
@@ -181,6 +191,13 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(t.strides, (std::array<uint64_t, 4>{32, 0, 0, 0}));
   EXPECT_EQ(t.box, (std::array<uint32_t, 5>{8, 16, 0, 0, 0}));
   EXPECT_TRUE(t.swizzle128);
+  const TensorMapSpec &rows = r.kernels[0].launch.tensorMaps[1];
+  EXPECT_EQ(rows.slot, 1);
+  EXPECT_EQ(rows.rank, 3u);
+  EXPECT_EQ(rows.dims, (std::array<uint64_t, 5>{576, 48, 4, 0, 0}));
+  EXPECT_EQ(rows.strides, (std::array<uint64_t, 4>{2304, 110592, 0, 0}));
+  EXPECT_EQ(rows.box, (std::array<uint32_t, 5>{32, 64, 1, 0, 0}));
+  EXPECT_TRUE(rows.swizzle128);
   EXPECT_TRUE(r.kernels[1].launch.tensorMaps.empty());
   EXPECT_EQ(r.kernels[1].flops, 1234);
   EXPECT_EQ(r.kernels[1].bytes, 5678);
