@@ -331,8 +331,6 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
   namespace sm90 = sinter::sm90;
   namespace mma = sinter::mma;
   const float *x = sinter::slot<const float>(b, 0);
-  const float *rows = sinter::slot<const float>(b, cfg::kBSlot) + cfg::kBBase;
-  constexpr int kPer = kStagesPerChunk + 1;
   const int tiles = blockIdx.x < kTileCount ? (kTileCount - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   if constexpr (kTmaB) {
     const int chunks = tiles * kChunks;
@@ -365,6 +363,8 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
     mma::cpAsyncWait<0>();
     return;
   }
+  const float *rows = sinter::slot<const float>(b, cfg::kBSlot) + cfg::kBBase;
+  constexpr int kPer = kStagesPerChunk + 1;
   const int items = tiles * kChunks * kPer;
   auto issue = [&](int i) {
     const int cg = i / kPer, r = i % kPer;

@@ -203,9 +203,8 @@ constexpr int64_t kSmemLimit = sharedPerBlock(1);
 /// tile on 0.94-1.26x over 35 graphs, geomean 1.13x; tiles of at most 3 stages (reductions
 /// of up to 96 terms, e.g. a 3x3 conv of 8 input channels: one box and three stages a tile)
 /// 0.94-1.06x over 12, geomean 1.01x, so those keep the producer's copies.
-bool wgmmaTakesTmaB(const ConvSpec &s, const ConvIgemmTile &t, int64_t taps) {
-  const int64_t chunks = (s.Cin / s.groups + t.ciChunk - 1) / t.ciChunk;
-  return chunks * (wgmmaPaddedSteps(t.ciChunk, taps) / 4) >= 4;
+bool wgmmaTakesTmaB(const ConvSpec &s, const KernelShape &k, const ConvIgemmTile &t) {
+  return wgmmaRowLength(s, k, t.ciChunk) / 32 >= 4; // a weight row holds a tile's stages
 }
 
 /// Engine 1 runs two blocks an SM on 64-channel tiles whose reduction has at most this many
@@ -328,7 +327,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   // (wgmmaTakesTmaB; conv_wgmma.cuh, kTmaB): the map views conv_pack.cuh's rows as
   // [kernel x group][output channel][k], so that a stage's rows past the group's channels
   // read zeros.
-  const bool tmaB = tile.wgmma && wgmmaTakesTmaB(s, tile, volume(shape.kernel));
+  const bool tmaB = tile.wgmma && wgmmaTakesTmaB(s, shape, tile);
   if (tmaB)
     w.code("#define SINTER_CONV_TMA_B 1");
   w.anchorEpilogue("Epilogue", s.epilogue);

@@ -294,7 +294,8 @@ TEST(ConvTemplateChoice, ShallowSixtyFourChannelWgmmaConvolutionsRunTwoBlocksAnS
   ASSERT_EQ(two.size(), 1u);
   EXPECT_EQ(two[0].second, 2u);
   EXPECT_NE(two[0].first.find("128x64x32, wgmma"), std::string::npos) << two[0].first;
-  EXPECT_NE(two[0].first.find("per 16 channels, weight stages by TMA, 4 stages, tf32, 2 blocks/SM"), std::string::npos)
+  EXPECT_NE(two[0].first.find("per 16 channels, weight stages by TMA, 4 stages, tf32, 2 blocks/SM"),
+            std::string::npos)
       << two[0].first;
   // 64 -> 64: 576 terms; 32 -> 128: 128-channel tiles.
   for (auto [cin, cout] : {std::pair{64, 64}, std::pair{32, 128}}) {

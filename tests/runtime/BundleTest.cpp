@@ -184,20 +184,19 @@ TEST_F(BundleTest, RoundTrip) {
   EXPECT_EQ(r.kernels[0].launch.coResident, 0u);
   EXPECT_EQ(r.kernels[1].launch.coResident, 5u);
   ASSERT_EQ(r.kernels[0].launch.tensorMaps.size(), 2u);
-  const TensorMapSpec &t = r.kernels[0].launch.tensorMaps[0];
-  EXPECT_EQ(t.slot, 0);
-  EXPECT_EQ(t.rank, 2u);
-  EXPECT_EQ(t.dims, (std::array<uint64_t, 5>{8, 16, 0, 0, 0}));
-  EXPECT_EQ(t.strides, (std::array<uint64_t, 4>{32, 0, 0, 0}));
-  EXPECT_EQ(t.box, (std::array<uint32_t, 5>{8, 16, 0, 0, 0}));
-  EXPECT_TRUE(t.swizzle128);
-  const TensorMapSpec &rows = r.kernels[0].launch.tensorMaps[1];
-  EXPECT_EQ(rows.slot, 1);
-  EXPECT_EQ(rows.rank, 3u);
-  EXPECT_EQ(rows.dims, (std::array<uint64_t, 5>{576, 48, 4, 0, 0}));
-  EXPECT_EQ(rows.strides, (std::array<uint64_t, 4>{2304, 110592, 0, 0}));
-  EXPECT_EQ(rows.box, (std::array<uint32_t, 5>{32, 64, 1, 0, 0}));
-  EXPECT_TRUE(rows.swizzle128);
+  auto expectMap = [](const TensorMapSpec &t, int slot, unsigned rank, std::array<uint64_t, 5> dims,
+                      std::array<uint64_t, 4> strides, std::array<uint32_t, 5> box) {
+    EXPECT_EQ(t.slot, slot);
+    EXPECT_EQ(t.rank, rank);
+    EXPECT_EQ(t.dims, dims);
+    EXPECT_EQ(t.strides, strides);
+    EXPECT_EQ(t.box, box);
+    EXPECT_TRUE(t.swizzle128);
+  };
+  expectMap(r.kernels[0].launch.tensorMaps[0], 0, 2, {8, 16, 0, 0, 0}, {32, 0, 0, 0},
+            {8, 16, 0, 0, 0});
+  expectMap(r.kernels[0].launch.tensorMaps[1], 1, 3, {576, 48, 4, 0, 0}, {2304, 110592, 0, 0},
+            {32, 64, 1, 0, 0});
   EXPECT_TRUE(r.kernels[1].launch.tensorMaps.empty());
   EXPECT_EQ(r.kernels[1].flops, 1234);
   EXPECT_EQ(r.kernels[1].bytes, 5678);
