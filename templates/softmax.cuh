@@ -19,7 +19,7 @@
 //    each thread holds its kPer = ceil(kD / kRows) elements of its line in registers: the line's
 //    maximum and then its sum of exponentials are combined through shared memory, so the input
 //    is read once, with kPer independent loads in flight a thread, and each element costs one
-//    exponential.
+//    exponential (ex2.approx).
 //
 // Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (mode 0), kRows and
 // kCols (modes 1 and 3), kVec (mode 2), kOutSlot; and structs Load (each input element, flat index;
@@ -184,7 +184,12 @@ __device__ __forceinline__ void splitLine(const Buffers &b, long long base, bool
 #pragma unroll
   for (int e = 0; e < kPer; ++e)
     if (ty * kPer + e < cfg::kD) {
-      const float t = expf(v[e] - m);
+      // exp by ex2.approx: about 2 ulp, plus the rounding of the scaled argument, a relative
+      // error of at most |v - m| x 2^-24 in the result (v - m <= 0: the larger that error, the
+      // less the element weighs in the sum). expf's range reduction cost
+      // convt2d_kb91_softmax_bias_scale_sigmoid's kernel, about 47 instructions an element,
+      // measurable time (see the emitter's rows).
+      const float t = ex2Approx((v[e] - m) * 1.44269504088896341f);
       sum += t;
       if constexpr (!cfg::kLog)
         v[e] = t;
