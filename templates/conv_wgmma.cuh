@@ -262,6 +262,19 @@ struct Bars {
   __device__ __forceinline__ explicit Bars(unsigned smem0)
       : fullB(smem0 + kBarriers), emptyB(fullB + cfg::kStages * 8),
         fullX(emptyB + cfg::kStages * 8), emptyX(fullX + 16) {}
+  /// The producer's wait before it fills weight stage bi (counted over the block's stages):
+  /// the ring slot's last use released, unless this is its first. Returns the slot.
+  __device__ __forceinline__ int stageFree(int bi) const {
+    const int s = bi % cfg::kStages;
+    if (bi >= cfg::kStages)
+      sinter::sm90::mbarWait(emptyB + s * 8, (bi / cfg::kStages - 1) & 1);
+    return s;
+  }
+  /// The same for box chunk cg's buffer (cg & 1).
+  __device__ __forceinline__ void boxFree(int cg) const {
+    if (cg >= 2)
+      sinter::sm90::mbarWait(emptyX + (cg & 1) * 8, ((cg >> 1) - 1) & 1);
+  }
 };
 
 /// Thread 0 initialises the barriers; the caller synchronises the block afterwards.
@@ -343,9 +356,7 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
         const int c = cg % kChunks;
 #pragma unroll 1
         for (int r = 0; r < kStagesPerChunk; ++r) {
-          const int bi = cg * kStagesPerChunk + r, s = bi % cfg::kStages;
-          if (bi >= cfg::kStages)
-            sm90::mbarWait(bars.emptyB + s * 8, (bi / cfg::kStages - 1) & 1);
+          const int s = bars.stageFree(cg * kStagesPerChunk + r);
           sm90::mbarArriveExpectTx(bars.fullB + s * 8, kBStage * 4);
           sm90::tmaLoad3d(smem0 + s * kBStage * 4, tm->m[0], (c * kStagesPerChunk + r) * 32, tl.n0,
                           kBGroup0 + tl.grp, bars.fullB + s * 8);
@@ -355,8 +366,7 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
     }
     for (int cg = 0; cg < chunks; ++cg) { // the boxes, by the other three warps
       const Tile tl = tileAt(blockIdx.x + cg / kChunks * gridDim.x);
-      if (cg >= 2)
-        sm90::mbarWait(bars.emptyX + (cg & 1) * 8, ((cg >> 1) - 1) & 1);
+      bars.boxFree(cg);
       copyBox(base + kBoxBase + (cg & 1) * kBoxFloats, x, tl, tl.grp, cg % kChunks, ptid - 32);
       mma::cpAsyncArriveNoinc(bars.fullX + (cg & 1) * 8); // read by ordinary loads
     }
@@ -371,13 +381,10 @@ __device__ __forceinline__ void produce(float *base, const sinter::Buffers b, co
     const Tile tl = tileAt(blockIdx.x + cg / kChunks * gridDim.x);
     const int c = cg % kChunks;
     if (r == 0) {
-      if (cg >= 2)
-        sm90::mbarWait(bars.emptyX + (cg & 1) * 8, ((cg >> 1) - 1) & 1);
+      bars.boxFree(cg);
       copyBox(base + kBoxBase + (cg & 1) * kBoxFloats, x, tl, tl.grp, c, ptid);
     } else {
-      const int bi = cg * kStagesPerChunk + r - 1, s = bi % cfg::kStages;
-      if (bi >= cfg::kStages)
-        sm90::mbarWait(bars.emptyB + s * 8, (bi / cfg::kStages - 1) & 1);
+      const int s = bars.stageFree(cg * kStagesPerChunk + r - 1);
       sm90::copyTileSwizzled<cfg::kBN, cfg::kBRow, kCoutG, cfg::kBRow>(
           base + s * kBStage, rows + (i64)tl.grp * kCoutG * cfg::kBRow, tl.n0,
           (i64)(c * kStagesPerChunk + r - 1) * 32, ptid);
