@@ -184,12 +184,11 @@ __device__ __forceinline__ void splitLine(const Buffers &b, long long base, bool
 #pragma unroll
   for (int e = 0; e < kPer; ++e)
     if (ty * kPer + e < cfg::kD) {
-      // exp by ex2.approx: about 2 ulp, plus the rounding of the scaled argument, a relative
-      // error of at most |v - m| x 2^-24 in the result (v - m <= 0: the larger that error, the
-      // less the element weighs in the sum). expf's range reduction cost
+      // expApprox's error grows with |v - m|, and v - m <= 0: the larger it is, the less the
+      // element weighs in the sum. expf's range reduction cost
       // convt2d_kb91_softmax_bias_scale_sigmoid's kernel, about 47 instructions an element,
       // measurable time (see the emitter's rows).
-      const float t = ex2Approx((v[e] - m) * 1.44269504088896341f);
+      const float t = expApprox(v[e] - m);
       sum += t;
       if constexpr (!cfg::kLog)
         v[e] = t;
