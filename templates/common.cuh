@@ -173,9 +173,7 @@ __device__ __forceinline__ float ex2Approx(float x) {
 
 /// e^x as 2^(x log2 e) by ex2.approx: about 2 ulp, plus the product's rounding, a relative
 /// error of at most |x| x 2^-24.
-__device__ __forceinline__ float expApprox(float x) {
-  return ex2Approx(x * 1.44269504088896341f);
-}
+__device__ __forceinline__ float expApprox(float x) { return ex2Approx(x * 1.44269504088896341f); }
 
 /// gelu's exact form, x * Phi(x), without erff. With a = |x| (at most 13.5: beyond,
 /// Phi(-a) is below the floats), Phi(-a) = t * 2^(Q(t) - a^2 / (2 ln 2)) with
