@@ -5,6 +5,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdint>
+
 namespace sinter {
 
 IndexSpace IndexSpace::conv(llvm::ArrayRef<int64_t> shape) {
@@ -49,9 +51,20 @@ std::string broadcastOffset(const IndexSpace &space, llvm::ArrayRef<int64_t> ope
       strides[lead + d] = stride;
     stride *= operandShape[d];
   }
+  int64_t operandElements = 1;
+  for (int64_t e : operandShape)
+    operandElements *= e;
   std::string expr;
   unsigned begin = 0;
   for (const auto &[end, var] : space.runs) {
+    // A run's coordinates divide in 32 bits where the run and the operand fit them: a 64-bit
+    // division by a constant is a long chain of wide multiplies, a 32-bit one two
+    // instructions.
+    int64_t runElements = 1;
+    for (unsigned d = begin; d < end; ++d)
+      runElements *= space.shape[d];
+    const bool narrow = runElements <= INT32_MAX && operandElements <= INT32_MAX;
+    const char *suffix = narrow ? "u" : "LL";
     // Within a run, dim d's coordinate is (var / inner) % extent. Neighbouring dims that the
     // operand lays out as the space does (d's stride is d + 1's times d + 1's extent) are one
     // coordinate: a run the operand holds whole is var itself, with no division.
@@ -68,13 +81,15 @@ std::string broadcastOffset(const IndexSpace &space, llvm::ArrayRef<int64_t> ope
         --lo;
         extent *= space.shape[lo];
       }
-      std::string coord = "(sinter::i64)" + var;
+      const bool divides = inner != 1 || lo != int(begin);
+      std::string coord = (divides && narrow ? "(unsigned)" : "(sinter::i64)") + var;
       if (inner != 1)
-        coord = "(" + coord + " / " + std::to_string(inner) + "LL)";
+        coord = "(" + coord + " / " + std::to_string(inner) + suffix + ")";
       if (lo != int(begin))
-        coord = "(" + coord + " % " + std::to_string(extent) + "LL)";
+        coord = "(" + coord + " % " + std::to_string(extent) + suffix + ")";
       std::string term =
-          strides[d] == 1 ? coord : coord + " * " + std::to_string(strides[d]) + "LL";
+          strides[d] == 1 ? coord
+                          : coord + " * " + std::to_string(strides[d]) + (divides ? suffix : "LL");
       expr += (expr.empty() ? "" : " + ") + term;
       inner *= extent;
       d = lo;

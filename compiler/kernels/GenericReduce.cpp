@@ -214,13 +214,15 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   // lines in registers, at most 64 values, in vectors of consecutive lines where they divide.
   const bool cached = !rowMode && D <= 64 && lines >= 4096;
   // A longer one (up to 1024) over many lines: the warps of a block split each group of 32
-  // lines' elements, at most 16 a thread up to 512 (32 past it), all held in registers (one
-  // read, one exponential an element). Measured on an H200 (2026-11-28): the 128 channels of
+  // lines' elements, at most 32 a thread, all held in registers (one read, one exponential an
+  // element). Measured on an H200 (2026-11-28): the 128 channels of
   // convt2d_kb91_softmax_bias_scale_sigmoid's [128, 128, 129, 129] in mode 1, two passes
-  // with a running state, took 1.31 ms at ncu's clock. With 32 a thread (4 warps a line
-  // group) its kernel took 128 registers and spilled, two blocks an SM (ncu, 2026-11-29);
-  // with 16 (8 warps) 73 registers, three blocks: the graph 1.874-1.881 -> 1.783-1.785 ms with
-  // the template's ex2.approx beside it, 1.887-1.889 without (same call, H200).
+  // with a running state, took 1.31 ms at ncu's clock. At most 16 a thread (8 warps a line
+  // group) made that graph faster (73 registers instead of 128 and a spill; 2026-11-29) but
+  // a plain softmax of the same shape 20% slower, 0.253-0.269 against 0.218-0.235 ms; with
+  // 32 a thread, the template's ex2.approx and the chain's coordinates in 32 bits
+  // (broadcastOffset) kb91's kernel holds 80 registers and the graph ran 1.724-1.732 ms
+  // against 1.789-1.793 for 16 a thread (H200, four rotated rounds, 2026-11-29).
   const bool split = !rowMode && !cached && D <= 1024 && lines >= 4096;
   int64_t team = 1, rows = 1, cols = 1, vec = 1, threads, blocks;
   if (rowMode) {
@@ -232,7 +234,7 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
     threads = 256;
     blocks = ceilDiv(lines / vec, threads);
   } else if (split) {
-    rows = std::min<int64_t>(nextPow2(ceilDiv(D, 16)), 32);
+    rows = nextPow2(ceilDiv(D, 32));
     cols = std::max<int64_t>(1, 8 / rows);
     threads = 32 * rows * cols;
     blocks = ceilDiv(lines, 32 * cols);

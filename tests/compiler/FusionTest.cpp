@@ -625,11 +625,11 @@ TEST(Epilogue, StandaloneElementwiseBytesCountItsInputs) {
 
 TEST(Epilogue, BroadcastOffsetsFollowTheOperandShape) {
   IndexSpace conv = IndexSpace::conv({2, 8, 5, 7});
-  EXPECT_EQ(broadcastOffset(conv, {7}), "((sinter::i64)s % 7LL)");
+  EXPECT_EQ(broadcastOffset(conv, {7}), "((unsigned)s % 7u)");
   EXPECT_EQ(broadcastOffset(conv, {8, 1, 1}), "(sinter::i64)c");
   EXPECT_EQ(broadcastOffset(conv, {2, 8, 1, 1}), "(sinter::i64)n * 8LL + (sinter::i64)c");
-  EXPECT_EQ(broadcastOffset(conv, {5, 1}), "((sinter::i64)s / 7LL)");
-  EXPECT_EQ(broadcastOffset(conv, {1, 7}), "((sinter::i64)s % 7LL)");
+  EXPECT_EQ(broadcastOffset(conv, {5, 1}), "((unsigned)s / 7u)");
+  EXPECT_EQ(broadcastOffset(conv, {1, 7}), "((unsigned)s % 7u)");
   // Dims the operand holds as the space does are one coordinate: no division for a whole
   // run.
   EXPECT_EQ(broadcastOffset(conv, {2, 8, 5, 7}),
@@ -637,14 +637,18 @@ TEST(Epilogue, BroadcastOffsetsFollowTheOperandShape) {
   EXPECT_EQ(broadcastOffset(conv, {8, 5, 7}), "(sinter::i64)c * 35LL + (sinter::i64)s");
   EXPECT_EQ(broadcastOffset(conv, {2, 1, 5, 7}), "(sinter::i64)n * 35LL + (sinter::i64)s");
   IndexSpace conv3 = IndexSpace::conv({2, 8, 3, 5, 7});
-  EXPECT_EQ(broadcastOffset(conv3, {5, 7}), "((sinter::i64)s % 35LL)");
-  EXPECT_EQ(broadcastOffset(conv3, {3, 1, 7}),
-            "((sinter::i64)s % 7LL) + ((sinter::i64)s / 35LL) * 7LL");
-  EXPECT_EQ(broadcastOffset(conv3, {3, 5, 1}), "((sinter::i64)s / 7LL)");
+  EXPECT_EQ(broadcastOffset(conv3, {5, 7}), "((unsigned)s % 35u)");
+  EXPECT_EQ(broadcastOffset(conv3, {3, 1, 7}), "((unsigned)s % 7u) + ((unsigned)s / 35u) * 7u");
+  EXPECT_EQ(broadcastOffset(conv3, {3, 5, 1}), "((unsigned)s / 7u)");
   IndexSpace flat = IndexSpace::flat({3, 4});
-  EXPECT_EQ(broadcastOffset(flat, {3, 1}), "((sinter::i64)i / 4LL)");
+  EXPECT_EQ(broadcastOffset(flat, {3, 1}), "((unsigned)i / 4u)");
   EXPECT_EQ(broadcastOffset(flat, {3, 4}), "(sinter::i64)i");
   EXPECT_EQ(broadcastOffset(flat, {}), "0");
+  // Past 2^31 elements, in the run or in the operand, the coordinates stay 64-bit.
+  IndexSpace wide = IndexSpace::flat({3, int64_t(1) << 31});
+  EXPECT_EQ(broadcastOffset(wide, {3, 1}), "((sinter::i64)i / 2147483648LL)");
+  IndexSpace wideConv = IndexSpace::conv({2, 8, 3, int64_t(1) << 30});
+  EXPECT_EQ(broadcastOffset(wideConv, {3, 1}), "((sinter::i64)s / 1073741824LL)");
   IndexSpace gemm = IndexSpace::gemm({5, 6});
   EXPECT_EQ(broadcastOffset(gemm, {6}), "(sinter::i64)c");
   EXPECT_EQ(broadcastOffset(gemm, {5, 1}), "(sinter::i64)n");

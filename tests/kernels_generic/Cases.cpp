@@ -222,7 +222,7 @@ llvm::Error softmaxCases(CaseList &list) {
       {"sm_channels_odd", {2, 7, 4099}, 1, false, false, ""},
       {"sm_channels_64_log", {3, 64, 2001}, 1, true, true, ""},
       {"sm_channels_128x16x64x64", {128, 16, 64, 64}, 1, false, false, "torch.softmax(t0, dim=1)"},
-      // Longer channel lines split over the warps of a block, held in registers: 65 (9 a
+      // Longer channel lines split over the warps of a block, held in registers: 65 (17 a
       // thread, the last warp's part short), 128 on odd planes, 1000 on 32 warps.
       {"sm_channels_65_split_log", {2, 65, 2100}, 1, true, true, ""},
       {"sm_channels_128_split", {3, 128, 4099}, 1, false, false, ""},

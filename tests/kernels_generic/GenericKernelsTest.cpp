@@ -173,18 +173,18 @@ TEST(GenericKernels, SoftmaxPicksRowOrColumnMode) {
   EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 2");
   EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 4");
   EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 4 / 256);
-  s.shape = {128, 65, 64, 64}; // too many for a thread: split over 8 warps, 9 a thread
+  s.shape = {128, 65, 64, 64}; // too many for a thread: split over 4 warps, 17 a thread
   k = emitOk(emitSoftmax(s));
   EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 3");
-  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 8");
-  EXPECT_EQ(k.launch.block[0], 256u); // one group of 32 lines
-  EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 32);
-  EXPECT_NE(k.tileConfig.find("9 elements a thread held in registers"), std::string::npos)
+  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 4");
+  EXPECT_EQ(k.launch.block[0], 256u); // two groups of 32 lines
+  EXPECT_EQ(k.launch.grid[0], 128u * 64 * 64 / 64);
+  EXPECT_NE(k.tileConfig.find("17 elements a thread held in registers"), std::string::npos)
       << k.tileConfig;
-  s.shape = {128, 128, 129, 129}; // convt2d_kb91's: 8 warps of 16 elements
+  s.shape = {128, 128, 129, 129}; // convt2d_kb91's: 4 warps of 32 elements
   k = emitOk(emitSoftmax(s));
-  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 8");
-  EXPECT_NE(k.tileConfig.find("16 elements a thread held in registers"), std::string::npos)
+  EXPECT_EQ(constantLine(k.source, "kRows"), "kRows = 4");
+  EXPECT_NE(k.tileConfig.find("32 elements a thread held in registers"), std::string::npos)
       << k.tileConfig;
   s.shape = {2, 1000, 4096}; // 32 warps of 32 a thread
   k = emitOk(emitSoftmax(s));
