@@ -20,11 +20,15 @@
 //    maximum and then its sum of exponentials are combined through shared memory, so the input
 //    is read once, with kPer independent loads in flight a thread, and each element costs one
 //    exponential (ex2.approx).
+//  - kMode 4 (kInner == 1, rows of up to 8192): as mode 0, a team of kTeam threads owns a
+//    row, but each thread holds its part of the row in registers, kVec-wide vectors kTeam
+//    vectors apart (at most 32 elements a thread), so the row is read once and each element
+//    costs one exponential (ex2.approx) instead of mode 0's two reads and running state.
 //
-// Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (mode 0), kRows and
-// kCols (modes 1 and 3), kVec (mode 2), kOutSlot; and structs Load (each input element, flat index;
-// it is called in both passes of modes 0 and 1, so it must be a pure function) and Post (each
-// result, flat index).
+// Expects in namespace cfg: kOuter, kD, kInner, kLog, kMode, kThreads, kTeam (modes 0 and 4),
+// kRows and kCols (modes 1 and 3), kVec (modes 2 and 4), kOutSlot; and structs Load (each input
+// element, flat index; it is called in both passes of modes 0 and 1, so it must be a pure function)
+// and Post (each result, flat index).
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -92,6 +96,31 @@ __device__ __forceinline__ void line(const Buffers &b, long long base, long long
   }
 }
 
+/// V consecutive floats at x + i into v (one 16- or 8-byte load for V of 4 or 2).
+template <int V>
+__device__ __forceinline__ void loadVec(const float *__restrict__ x, long long i, float (&v)[V]) {
+  if constexpr (V == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4 *>(x + i));
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else if constexpr (V == 2) {
+    const float2 q = __ldg(reinterpret_cast<const float2 *>(x + i));
+    v[0] = q.x, v[1] = q.y;
+  } else {
+    v[0] = __ldg(x + i);
+  }
+}
+
+/// y into the V consecutive floats at out + i.
+template <int V>
+__device__ __forceinline__ void storeVec(float *out, long long i, const float (&y)[V]) {
+  if constexpr (V == 4)
+    *reinterpret_cast<float4 *>(out + i) = make_float4(y[0], y[1], y[2], y[3]);
+  else if constexpr (V == 2)
+    *reinterpret_cast<float2 *>(out + i) = make_float2(y[0], y[1]);
+  else
+    out[i] = y[0];
+}
+
 /// kMode 2: the kVec lines starting at input offset `base`, held in registers.
 __device__ __forceinline__ void cachedLines(const Buffers &b, long long base) {
   constexpr int V = cfg::kVec;
@@ -106,15 +135,7 @@ __device__ __forceinline__ void cachedLines(const Buffers &b, long long base) {
 #pragma unroll
   for (int d = 0; d < cfg::kD; ++d) {
     const long long i = base + (long long)d * cfg::kInner;
-    if constexpr (V == 4) {
-      const float4 q = __ldg(reinterpret_cast<const float4 *>(x + i));
-      v[d][0] = q.x, v[d][1] = q.y, v[d][2] = q.z, v[d][3] = q.w;
-    } else if constexpr (V == 2) {
-      const float2 q = __ldg(reinterpret_cast<const float2 *>(x + i));
-      v[d][0] = q.x, v[d][1] = q.y;
-    } else {
-      v[d][0] = __ldg(x + i);
-    }
+    loadVec<V>(x, i, v[d]);
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       v[d][e] = load(v[d][e], i + e, b);
@@ -146,12 +167,7 @@ __device__ __forceinline__ void cachedLines(const Buffers &b, long long base) {
 #pragma unroll
     for (int e = 0; e < V; ++e)
       y[e] = post(cfg::kLog ? v[d][e] - k[e] : v[d][e] * k[e], i + e, b);
-    if constexpr (V == 4)
-      *reinterpret_cast<float4 *>(out + i) = make_float4(y[0], y[1], y[2], y[3]);
-    else if constexpr (V == 2)
-      *reinterpret_cast<float2 *>(out + i) = make_float2(y[0], y[1]);
-    else
-      out[i] = y[0];
+    storeVec<V>(out, i, y);
   }
 }
 
@@ -212,6 +228,86 @@ __device__ __forceinline__ void splitLine(const Buffers &b, long long base, bool
   }
 }
 
+/// The max (Max) or the sum of v over the thread's team of kTeam threads (modes 0 and 4: a
+/// team of at most 32 lanes within a warp, or the whole block); every thread of the block
+/// calls it.
+template <bool Max> __device__ __forceinline__ float teamAll(float v) {
+#pragma unroll
+  for (int o = (cfg::kTeam < 32 ? cfg::kTeam : 32) / 2; o > 0; o >>= 1) {
+    const float u = __shfl_xor_sync(0xffffffffu, v, o);
+    v = Max ? fmaxf(v, u) : v + u;
+  }
+  if constexpr (cfg::kTeam > 32) {
+    constexpr int kWarps = cfg::kThreads / 32;
+    __shared__ float part[kWarps]; // (one array a use: the max's is still read while the
+                                   // sum's is written)
+    if (threadIdx.x % 32 == 0)
+      part[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = part[0];
+#pragma unroll
+    for (int k = 1; k < kWarps; ++k)
+      v = Max ? fmaxf(v, part[k]) : v + part[k];
+  }
+  return v;
+}
+
+/// kMode 4: row `row` held in the registers of its team; `lane` is the thread's place in the
+/// team. Every thread of the block calls it (`active` false past the last row).
+__device__ __forceinline__ void cachedRow(const Buffers &b, long long row, bool active, int lane) {
+  constexpr int V = cfg::kVec, kVecs = cfg::kD / V;
+  constexpr int kSteps = (kVecs + cfg::kTeam - 1) / cfg::kTeam;
+  const float *__restrict__ x = slot<const float>(b, 0);
+  float *out = slot<float>(b, cfg::kOutSlot);
+  const Load load{};
+  const Post post{};
+  const long long base = row * cfg::kD;
+  float v[kSteps][V];
+  float m = -kInf;
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    const int q = lane + j * cfg::kTeam;
+    const long long i = base + (long long)q * V;
+    if (active && q < kVecs) {
+      loadVec<V>(x, i, v[j]);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        v[j][e] = load(v[j][e], i + e, b);
+        // NaN is kept out of the max; it still makes its row's sum NaN, as in torch.
+        m = fmaxf(m, v[j][e]);
+      }
+    }
+  }
+  m = teamAll<true>(m);
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j)
+    if (active && lane + j * cfg::kTeam < kVecs)
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const float t = expApprox(v[j][e] - m); // (as in splitLine)
+        sum += t;
+        if constexpr (!cfg::kLog)
+          v[j][e] = t;
+      }
+  sum = teamAll<false>(sum);
+  if (!active)
+    return;
+  const float k = cfg::kLog ? m + logf(sum) : 1.f / sum;
+#pragma unroll
+  for (int j = 0; j < kSteps; ++j) {
+    const int q = lane + j * cfg::kTeam;
+    if (q >= kVecs)
+      break;
+    const long long i = base + (long long)q * V;
+    float y[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      y[e] = post(cfg::kLog ? v[j][e] - k : v[j][e] * k, i + e, b);
+    storeVec<V>(out, i, y);
+  }
+}
+
 } // namespace sinter::softmax
 
 extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const sinter::Buffers b) {
@@ -225,6 +321,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
   static_assert(cfg::kMode != 3 || (cfg::kD + cfg::kRows - 1) / cfg::kRows <= 32,
                 "split lines: at most 32 elements a thread");
   static_assert(cfg::kMode != 2 || cfg::kInner % cfg::kVec == 0, "whole vectors of lines");
+  static_assert(cfg::kMode != 4 ||
+                    (cfg::kInner == 1 && cfg::kD % cfg::kVec == 0 && cfg::kD <= 32 * cfg::kTeam &&
+                     (cfg::kTeam <= 32 || cfg::kThreads == cfg::kTeam)),
+                "rows in registers: whole vectors, at most 32 elements a thread");
   if constexpr (cfg::kMode == 0) {
     constexpr int kTeams = cfg::kThreads / cfg::kTeam;
     const long long row = (long long)blockIdx.x * kTeams + threadIdx.x / cfg::kTeam;
@@ -261,6 +361,10 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       }
       return st;
     });
+  } else if constexpr (cfg::kMode == 4) {
+    constexpr int kTeams = cfg::kThreads / cfg::kTeam;
+    const long long row = (long long)blockIdx.x * kTeams + threadIdx.x / cfg::kTeam;
+    cachedRow(b, row, row < cfg::kOuter, threadIdx.x % cfg::kTeam);
   } else if constexpr (cfg::kMode == 3) {
     const int tx = threadIdx.x % 32, ty = (threadIdx.x / 32) % cfg::kRows;
     const int col = threadIdx.x / (32 * cfg::kRows);
@@ -270,7 +374,8 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
     splitLine(b, (qq / cfg::kInner) * cfg::kD * cfg::kInner + qq % cfg::kInner, active, tx, ty,
               col);
   } else {
-    constexpr long long kVecsPerOuter = cfg::kInner / cfg::kVec;
+    // (Checked in every mode, the kernel not being a template: mode 4 has kVec > kInner.)
+    constexpr long long kVecsPerOuter = cfg::kMode == 2 ? cfg::kInner / cfg::kVec : 1;
     const long long q = (long long)blockIdx.x * cfg::kThreads + threadIdx.x;
     if (q >= cfg::kOuter * kVecsPerOuter)
       return;

@@ -224,8 +224,17 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   // (broadcastOffset) kb91's kernel holds 80 registers and the graph ran 1.724-1.732 ms
   // against 1.789-1.793 for 16 a thread (H200, four rotated rounds, 2026-11-29).
   const bool split = !rowMode && !cached && D <= 1024 && lines >= 4096;
+  // Rows of up to 8192 (at most 32 elements a thread of a 256-thread team): held in registers,
+  // in 16-byte vectors where the row length allows, so each row is read once (mode 4; mode 0
+  // reads it twice and keeps a running state, an exponential or two an element).
+  const bool rowCached = rowMode && D <= 8192;
   int64_t team = 1, rows = 1, cols = 1, vec = 1, threads, blocks;
-  if (rowMode) {
+  if (rowCached) {
+    vec = D % 4 == 0 ? 4 : D % 2 == 0 ? 2 : 1;
+    team = D <= 1024 ? std::clamp<int64_t>(nextPow2(D / vec), 4, 32) : 256;
+    threads = 256;
+    blocks = ceilDiv(outer, threads / team);
+  } else if (rowMode) {
     team = D <= 1024 ? std::clamp<int64_t>(nextPow2(D), 4, 32) : D <= 8192 ? 256 : 1024;
     threads = team > 32 ? team : 256; // a team wider than a warp owns its block
     blocks = ceilDiv(outer, threads / team);
@@ -257,7 +266,7 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   w.constant("kD", D);
   w.constant("kInner", inner);
   w.constantBool("kLog", spec.log);
-  w.constant("kMode", rowMode ? 0 : cached ? 2 : split ? 3 : 1);
+  w.constant("kMode", rowCached ? 4 : rowMode ? 0 : cached ? 2 : split ? 3 : 1);
   w.constant("kThreads", threads);
   w.constant("kTeam", team);
   w.constant("kRows", rows);
@@ -275,9 +284,12 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
   ks.launch.block = {unsigned(threads), 1, 1};
   ks.tileConfig =
       std::string(op) + " along " + std::to_string(D) +
-      (rowMode  ? ": " + std::to_string(team) + "-thread team per row"
-       : cached ? ": " + std::to_string(vec) + " lines a thread, held in registers"
-       : split  ? ": warp over 32 lines x " + std::to_string(rows) + " rows, " +
+      (rowCached ? ": " + std::to_string(team) + "-thread team per row, " +
+                       std::to_string(ceilDiv(D / vec, team) * vec) +
+                       " elements a thread held in registers"
+       : rowMode ? ": " + std::to_string(team) + "-thread team per row"
+       : cached  ? ": " + std::to_string(vec) + " lines a thread, held in registers"
+       : split   ? ": warp over 32 lines x " + std::to_string(rows) + " rows, " +
                      std::to_string(ceilDiv(D, rows)) + " elements a thread held in registers, " +
                      std::to_string(cols) + " line groups a block"
                : ": warp over 32 lines x " + std::to_string(rows) + " rows, " +

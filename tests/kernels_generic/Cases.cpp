@@ -208,10 +208,16 @@ llvm::Error softmaxCases(CaseList &list) {
     const char *bench;
   };
   const S cases[] = {
+      // Rows of up to 8192 held in registers (mode 4): scalars on a team of 8 and of 32,
+      // float4s with the last step short, float2s, 32 a thread at 8192; longer rows in two
+      // passes (mode 0).
       {"sm_row_5", {37, 5}, 1, false, false, ""},
       {"sm_row_33_log", {41, 33}, 1, true, false, ""},
       {"sm_row_2000_affine", {13, 2000}, 1, false, true, ""},
+      {"sm_row_1026_log", {7, 1026}, 1, true, true, ""},
+      {"sm_row_8192_log", {64, 8192}, 1, true, false, ""},
       {"sm_row_20000_log", {3, 20000}, 1, true, false, ""},
+      {"sm_rows_65536x512", {65536, 512}, 1, false, false, "torch.softmax(t0, dim=1)"},
       {"sm_mid", {6, 17, 23}, 1, false, false, ""},
       {"sm_outer_log", {1000, 3, 5}, 0, true, true, ""},
       {"sm_rows_4096", {4096, 4096}, 1, false, false, "torch.softmax(t0, dim=1)"},

@@ -153,9 +153,28 @@ TEST(GenericKernels, SoftmaxPicksRowOrColumnMode) {
   s.kernelName = "sm";
   s.shape = {8, 3000};
   s.dim = 1;
+  // Rows of up to 8192 are held in registers: 750 float4s over a 256-thread team.
   KernelSource k = emitOk(emitSoftmax(s));
-  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 0");
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 4");
   EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 256");
+  EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 4");
+  EXPECT_EQ(k.launch.grid[0], 8u);
+  EXPECT_NE(k.tileConfig.find("12 elements a thread held in registers"), std::string::npos)
+      << k.tileConfig;
+  s.shape = {1000, 512}; // attention's rows: a warp each, 4 float4s a thread
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 4");
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 32");
+  EXPECT_EQ(k.launch.grid[0], 125u);
+  s.shape = {9, 37}; // odd rows: scalars, 2 a thread
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kVec"), "kVec = 1");
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 32");
+  EXPECT_EQ(k.launch.grid[0], 2u);
+  s.shape = {8, 10000}; // longer: two passes with a running state
+  k = emitOk(emitSoftmax(s));
+  EXPECT_EQ(constantLine(k.source, "kMode"), "kMode = 0");
+  EXPECT_EQ(constantLine(k.source, "kTeam"), "kTeam = 1024");
   EXPECT_EQ(k.launch.grid[0], 8u);
   s.shape = {4, 100, 7};
   k = emitOk(emitSoftmax(s));
