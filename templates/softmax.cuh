@@ -228,9 +228,8 @@ __device__ __forceinline__ void splitLine(const Buffers &b, long long base, bool
   }
 }
 
-/// The max (Max) or the sum of v over the thread's team of kTeam threads (modes 0 and 4: a
-/// team of at most 32 lanes within a warp, or the whole block); every thread of the block
-/// calls it.
+/// The max (Max) or the sum of v over the thread's team of kTeam threads (mode 4: a team of
+/// at most 32 lanes within a warp, or the whole block); every thread of the block calls it.
 template <bool Max> __device__ __forceinline__ float teamAll(float v) {
 #pragma unroll
   for (int o = (cfg::kTeam < 32 ? cfg::kTeam : 32) / 2; o > 0; o >>= 1) {
