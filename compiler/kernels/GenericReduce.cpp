@@ -235,9 +235,9 @@ llvm::Expected<KernelSource> emitSoftmax(const SoftmaxSpec &spec) {
     threads = 256;
     blocks = ceilDiv(outer, threads / team);
   } else if (rowMode) {
-    team = D <= 1024 ? std::clamp<int64_t>(nextPow2(D), 4, 32) : D <= 8192 ? 256 : 1024;
-    threads = team > 32 ? team : 256; // a team wider than a warp owns its block
-    blocks = ceilDiv(outer, threads / team);
+    // Past 8192 (rowCached takes the shorter rows): the whole of a 1024-thread block a row.
+    team = threads = 1024;
+    blocks = outer;
   } else if (cached) {
     vec = inner % 4 == 0 && D <= 16 ? 4 : inner % 2 == 0 && D <= 32 ? 2 : 1;
     threads = 256;
