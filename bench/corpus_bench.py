@@ -56,8 +56,9 @@ TOLERANCE = {"fp32": 1e-5, "tf32": 2e-3}
 # Selection and data
 
 
-def select(only):
-    """Graph names from a comma-separated list of names and family tags (gemm, conv2d...)."""
+def select(only, random_names=()):
+    """Graph names from a comma-separated list of names and family tags (gemm, conv2d...);
+    'random' stands for the random chains registered by --random."""
     names = list(corpus.ENTRIES)
     if not only:
         return names
@@ -66,6 +67,8 @@ def select(only):
         item = item.strip()
         if item in corpus.ENTRIES:
             hits = [item]
+        elif item == "random":
+            hits = list(random_names)
         else:
             hits = [n for n in names if corpus.family(n) == item]
         if not hits:
@@ -133,7 +136,7 @@ def warm_compiles(names, args):
             return {"ok": False, "error": "the warm-up's time budget was spent"}
         timeout = min(args.compile_timeout, remaining)
         cmd = [sys.executable, me, "--compile-worker", name, "--scale", args.scale,
-               "--seed", str(args.seed)]
+               "--seed", str(args.seed)] + (["--random", args.random] if args.random else [])
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env, start_new_session=True)
@@ -465,11 +468,23 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=2026, help="base of the per-graph seeds")
     p.add_argument("--scratch", default=os.environ.get("TMPDIR", "/tmp"),
                    help="where inputs, outputs and kernel caches go while a graph runs")
+    p.add_argument("--random", metavar="COUNT[:SEED]",
+                   help="also run COUNT random chains of SEED (default 1) from "
+                        "corpus/random_chains.py; --only then selects among all graphs, "
+                        "'random' among the random ones")
     p.add_argument("--list", action="store_true", help="list the graphs and exit")
     p.add_argument("--report-from", metavar="JSON",
                    help="write corpus.md (to --out, else stdout) from stored results and exit")
     p.add_argument("--compile-worker", metavar="NAME", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    args.random_names = []
+    if args.random:
+        import random_chains
+        try:
+            count, seed = random_chains.parse_spec(args.random)
+        except ValueError:
+            p.error(f"--random wants COUNT or COUNT:SEED, got '{args.random}'")
+        args.random_names = random_chains.register(count, seed)
     if not (args.list or args.report_from or args.compile_worker):
         if not args.bench_bin or not args.out:
             p.error("--bench-bin and --out are required to run the benchmark")
@@ -493,7 +508,7 @@ def main(argv=None):
     if args.compile_worker:
         return compile_worker(args.compile_worker, args.scale, args.seed)
     if args.list:
-        for name in select(args.only):
+        for name in select(args.only, args.random_names):
             g = corpus.build(name, args.scale)
             print(f"{name:40s} {corpus.family(name):8s} {g.math:4s} {g.flops / 1e9:9.2f} GFLOP "
                   f"{g.io_bytes() / 1e6:9.1f} MB in+out  {4 * g.elements() / 1e6:9.1f} MB all")
@@ -501,14 +516,14 @@ def main(argv=None):
     if args.report_from:
         rows, meta = read_rows(args.report_from)
         if args.only:
-            keep = set(select(args.only))
+            keep = set(select(args.only, args.random_names))
             rows = [r for r in rows if r["name"] in keep]
         md = write_report(rows, meta, args.out) if args.out else format_report(rows, meta)
         print(md)
         return 0
 
     t_start = time.monotonic()
-    names = select(args.only)
+    names = select(args.only, args.random_names)
     for label, path in [("sinter", args.bench_bin)] + args.extras:
         if not os.access(path, os.X_OK):
             raise SystemExit(f"corpus_bench: {label} binary '{path}' is not executable")
