@@ -30,6 +30,23 @@ IndexSpace IndexSpace::flat(llvm::ArrayRef<int64_t> shape) {
   return s;
 }
 
+llvm::SmallVector<ValueId, 8> chainSideTensors(const Graph &graph, llvm::ArrayRef<int> ops,
+                                               llvm::ArrayRef<ValueId> inputs,
+                                               llvm::ArrayRef<ValueId> known) {
+  llvm::SmallVector<ValueId, 8> sides;
+  for (size_t j = 0; j < ops.size(); ++j)
+    for (const Operand &o : graph.ops[ops[j]].operands) {
+      if (o.isScalar() || llvm::is_contained(inputs, o.value) ||
+          llvm::is_contained(known, o.value) || llvm::is_contained(sides, o.value))
+        continue;
+      // computed by an earlier op of the chain: kept in a register
+      if (llvm::any_of(ops.take_front(j), [&](int k) { return graph.ops[k].result == o.value; }))
+        continue;
+      sides.push_back(o.value);
+    }
+  return sides;
+}
+
 int SlotMap::slotFor(ValueId value) {
   for (auto &[slot, v] : slots_)
     if (v == value)

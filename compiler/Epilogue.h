@@ -34,11 +34,26 @@ struct IndexSpace {
   static IndexSpace flat(llvm::ArrayRef<int64_t> shape);
 };
 
+/// The buffer slots a kernel's fused chains read their tensors from (a residual input, a
+/// gate, per-channel params): every template leaves slots 8..15 to them. The fuse pass keeps
+/// each group's chains within kChainSlots tensors (compiler/Fusion.cpp).
+constexpr int kFirstChainSlot = 8;
+constexpr int kChainSlots = 8;
+/// An elementwise tree's kernel reads its inputs from slots 0..14 and writes slot 15.
+constexpr int kTreeInputSlots = 15;
+
+/// The tensors the elementwise `ops` read besides `input` and what they compute themselves,
+/// each once, in order of first use: what a functor of that chain binds to slots. Values
+/// already in `known` are not listed again.
+llvm::SmallVector<ValueId, 8> chainSideTensors(const Graph &graph, llvm::ArrayRef<int> ops,
+                                               llvm::ArrayRef<ValueId> inputs,
+                                               llvm::ArrayRef<ValueId> known = {});
+
 /// Buffers slots handed out to the tensors a functor reads, starting at a template's first
 /// free slot. The planner binds each slot to the value's buffer.
 class SlotMap {
 public:
-  explicit SlotMap(int firstSlot, int lastSlot = 15) : next_(firstSlot), last_(lastSlot) {}
+  explicit SlotMap(int firstSlot, int lastSlot = kFirstChainSlot + kChainSlots - 1) : next_(firstSlot), last_(lastSlot) {}
   /// The slot of `value`, assigning the next free one on first use; -1 when none is left.
   int slotFor(ValueId value);
   llvm::ArrayRef<std::pair<int, ValueId>> slots() const { return slots_; }

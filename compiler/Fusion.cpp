@@ -25,6 +25,7 @@
 //===--------------------------------------------------------------------------------===//
 #include "compiler/Fusion.h"
 
+#include "compiler/Epilogue.h"
 #include "compiler/SinkViews.h"
 #include "compiler/kernels/Generic.h"
 
@@ -81,6 +82,9 @@ struct Context {
   std::vector<llvm::SmallVector<int, 2>> users; ///< ops using each value
   std::vector<bool> isResult;                   ///< value is returned by the graph
   std::vector<int> groupOf;                     ///< op -> group index, -1 while free
+  /// The tensors the chains of the group being matched read besides their inputs (each
+  /// becomes a buffer slot of the group's kernels): at most kChainSlots.
+  mutable llvm::SmallVector<ValueId, 8> chainTensors;
 
   Context(const Graph &g, FuseOptions o)
       : graph(g), options(std::move(o)), users(g.values.size()), isResult(g.values.size(), false),
@@ -201,23 +205,54 @@ std::optional<ValueId> followDiamond(const Context &ctx, ValueId v,
   return std::nullopt;
 }
 
+/// Why the group being matched cannot take the elementwise `ops` into a chain that started
+/// at `start` (`taken`: the chain's ops so far): the tensors they read besides the chain's
+/// own values would take the group's chains past the kernels' kChainSlots slots. Records
+/// those tensors when it can.
+std::optional<std::string> chainSlotsVeto(const Context &ctx, ValueId start,
+                                          llvm::ArrayRef<int> taken, llvm::ArrayRef<int> ops) {
+  llvm::SmallVector<int, 16> all(taken.begin(), taken.end());
+  all.append(ops.begin(), ops.end());
+  llvm::SmallVector<ValueId, 8> fresh = chainSideTensors(ctx.graph, all, {start}, ctx.chainTensors);
+  if (ctx.chainTensors.size() + fresh.size() > size_t(kChainSlots))
+    return ctx.op(ops.front()).name().str() + " would read " + ctx.name(fresh.back()) +
+           ", past the " + std::to_string(kChainSlots) +
+           " tensors a kernel's fused chains can read";
+  ctx.chainTensors.append(fresh.begin(), fresh.end());
+  return std::nullopt;
+}
+
 /// Follows the elementwise chain from `v`; appends its ops to `chain` and returns the value
 /// at its end. `stop` receives why it ended.
 ValueId followChain(const Context &ctx, ValueId v, llvm::SmallVectorImpl<int> &chain,
                     std::string &stop) {
+  const ValueId start = v;
+  const size_t first = chain.size();
+  auto taken = [&] { return llvm::makeArrayRef(chain).drop_front(first); };
   while (true) {
     int consumer = -1;
     if (auto why = ctx.singleFreeConsumer(v, consumer)) {
-      if (ctx.users[v].size() > 1)
-        if (std::optional<ValueId> met = followDiamond(ctx, v, chain)) {
+      if (ctx.users[v].size() > 1) {
+        llvm::SmallVector<int, 8> region;
+        if (std::optional<ValueId> met = followDiamond(ctx, v, region)) {
+          if (auto full = chainSlotsVeto(ctx, start, taken(), region)) {
+            stop = *full;
+            return v;
+          }
+          chain.append(region.begin(), region.end());
           v = *met;
           continue;
         }
+      }
       stop = *why;
       return v;
     }
     if (auto why = epilogueStepVeto(ctx, v, consumer)) {
       stop = *why;
+      return v;
+    }
+    if (auto full = chainSlotsVeto(ctx, start, taken(), {consumer})) {
+      stop = *full;
       return v;
     }
     chain.push_back(consumer);
@@ -657,6 +692,12 @@ void absorbProducers(Context &ctx, int op, FusionGroup &g) {
     if (!isElementwiseOp(p.kind) || ctx.isResult[p.result] || ctx.users[p.result].size() != 1 ||
         ctx.graph.type(p.result).numel() != size)
       continue;
+    // The tree's kernel reads at most kTreeInputSlots tensors.
+    llvm::SmallVector<int, 16> members(g.members.begin(), g.members.end());
+    members.push_back(producer);
+    llvm::sort(members);
+    if (chainSideTensors(ctx.graph, members, {}).size() > size_t(kTreeInputSlots))
+      continue;
     g.members.push_back(producer);
     absorbProducers(ctx, producer, g);
   }
@@ -678,6 +719,7 @@ FusionResult fuse(const Graph &graph, const FuseOptions &options) {
       g.kind = GroupKind::Anchor;
       g.tail = p.tail;
       g.root = i;
+      ctx.chainTensors.clear();
       if (MatchResult why = p.match(ctx, i, g)) {
         result.rejections.push_back({i, p.name, *why});
         continue;
@@ -696,6 +738,7 @@ FusionResult fuse(const Graph &graph, const FuseOptions &options) {
     g.pattern = standaloneName(g.kind);
     g.root = i;
     g.output = graph.ops[i].result;
+    ctx.chainTensors.clear();
     if (g.kind != GroupKind::View) {
       std::string stop;
       g.output = followChain(ctx, g.output, g.epilogue, stop);

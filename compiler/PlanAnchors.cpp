@@ -680,7 +680,14 @@ llvm::Expected<bool> planGemv(PlanBuilder &b, int gi) {
                     : bt.rank() == 1 || (bt.rank() == 2 && bt.shape[1] == 1 && at.rank() >= 2);
   if (!column || K < 2)
     return false;
-  SlotMap extra(8);
+  // The vector and the bias take two of the chain's slots here.
+  llvm::SmallVector<ValueId, 2> own;
+  for (size_t i = 1; i < anchor.operands.size(); ++i)
+    own.push_back(anchor.operands[i].value);
+  if (own.size() + chainSideTensors(g, grp.epilogue, {anchor.result}, own).size() >
+      size_t(kChainSlots))
+    return false;
+  SlotMap extra(kFirstChainSlot);
   int wSlot = extra.slotFor(anchor.operands[1].value);
   ReduceSpec spec;
   spec.kernelName = b.kernelName(gi, "");

@@ -3,6 +3,7 @@
 
 #include "compiler/Canonicalize.h"
 #include "compiler/Epilogue.h"
+#include "compiler/Jit.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 
@@ -561,6 +562,84 @@ TEST(Fusion, ThePlannerPoolsInConvDirectAndTheInputBoxEngine) {
   EXPECT_EQ(r->plan.kernels.back().source.templateName, "pool.cuh");
   EXPECT_NE(why(r->graph, r->fusion).find("do not fit one thread's accumulators"),
             std::string::npos);
+}
+
+// A kernel binds the tensors its fused chains read at slots 8..15, an elementwise tree's
+// kernel its inputs at 0..14: the fuse pass ends a chain (or stops inlining producers) where
+// one more tensor would not fit, and every kernel of the plan compiles.
+void expectCompiles(const Graph &g) {
+  for (const char *arch : {"sm_90a", "sm_80"}) {
+    JitOptions opts;
+    opts.arch = arch;
+    opts.useCache = false;
+    auto compiled = compileGraph(g, opts);
+    EXPECT_TRUE(bool(compiled)) << arch << ": "
+                                << (compiled ? "" : llvm::toString(compiled.takeError()));
+  }
+}
+
+std::string chainOfAdds(int inputs, const char *anchorShape, const char *anchor) {
+  std::string sir = "graph g(%x: f32" + std::string(anchorShape) + ", %w: param f32[1,256]";
+  for (int i = 0; i < inputs; ++i)
+    sir += ", %r" + std::to_string(i) + ": f32[64,1]";
+  sir += ") { %y = " + std::string(anchor) + " %a0 = relu(%y)";
+  for (int i = 0; i < inputs; ++i)
+    sir += " %a" + std::to_string(i + 1) + " = add(%a" + std::to_string(i) + ", %r" +
+           std::to_string(i) + ")";
+  return sir + " return %a" + std::to_string(inputs) + " }";
+}
+
+TEST(Fusion, AGroupsChainsReadAtMostEightTensors) {
+  // Two batch norms read 8 per-channel tensors; the gate would be the ninth.
+  const char *bn = "graph g(%x: f32[2,16,9,9], %w: param f32[16,8,3,3], %s: f32[2,8,11,11], "
+                   "%m0: param f32[8], %v0: param f32[8], %g0: param f32[8], %b0: param f32[8], "
+                   "%m1: param f32[8], %v1: param f32[8], %g1: param f32[8], %b1: param f32[8]) {"
+                   " %y = conv_transpose(%x, %w) %n0 = batch_norm(%y, %m0, %v0, %g0, %b0)"
+                   " %n1 = batch_norm(%n0, %m1, %v1, %g1, %b1) %o = mul(%n1, %s) return %o }";
+  Graph g = parseOne(bn);
+  FusionResult f = fuse(g);
+  EXPECT_EQ(patterns(g, f), "anchor+epilogue[ conv_transpose batch_norm batch_norm ] "
+                            "elementwise[ mul ] ");
+  EXPECT_NE(why(g, f).find("mul would read %s, past the 8 tensors a kernel's fused chains "
+                           "can read"),
+            std::string::npos)
+      << why(g, f);
+  expectCompiles(g);
+  // Ten inputs added after a linear layer: eight join its epilogue.
+  Graph h = parseOne(chainOfAdds(10, "[64,256]", "linear(%x, %w)"));
+  FusionResult fh = fuse(h);
+  ASSERT_GE(fh.groups.size(), 2u);
+  EXPECT_EQ(fh.groups.front().epilogue.size(), 9u); // relu and 8 adds
+  expectCompiles(h);
+}
+
+TEST(Fusion, AnElementwiseTreeReadsAtMostFifteenTensors) {
+  std::string sir = "graph g(";
+  for (int i = 0; i < 20; ++i)
+    sir += (i ? ", %x" : "%x") + std::to_string(i) + ": f32[1000]";
+  sir += ") { %s1 = add(%x0, %x1)";
+  for (int i = 2; i < 20; ++i)
+    sir += " %s" + std::to_string(i) + " = add(%s" + std::to_string(i - 1) + ", %x" +
+           std::to_string(i) + ")";
+  Graph g = parseOne(sir + " return %s19 }");
+  FusionResult f = fuse(g);
+  ASSERT_EQ(f.groups.size(), 2u) << patterns(g, f);
+  for (const FusionGroup &grp : f.groups)
+    EXPECT_LE(chainSideTensors(g, grp.ops(), {}).size(), 15u) << patterns(g, f);
+  expectCompiles(g);
+}
+
+TEST(Fusion, ADotProductPerRowLeavesItsChainFewerSlots) {
+  // The vector of a one-column product (and its bias, where it has one) takes one of its
+  // kernel's chain slots: seven tensors in the chain keep the dot-product kernel, eight move
+  // to the GEMM engine.
+  for (int inputs : {7, 8}) {
+    auto r = runPipeline(parseOne(chainOfAdds(inputs, "[64,256]", "linear(%x, %w)")), {});
+    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    ASSERT_EQ(r->plan.kernels.size(), 1u) << inputs;
+    EXPECT_EQ(r->plan.kernels[0].source.templateName, inputs == 7 ? "reduce.cuh" : "gemm.cuh")
+        << inputs;
+  }
 }
 
 TEST(Canonicalize, DropoutScalarChainsAndDeadOps) {
