@@ -150,8 +150,10 @@ constexpr int kSliceLines = 64 / cfg::kSW; // lines of a warpgroup's staged rows
 #ifndef SINTER_LINE_BATCH
 #define SINTER_LINE_BATCH 2
 #endif
+// (Without staged lines, e.g. a W stride of 3, whose slices would not be whole lines, it is
+// unused and 1.)
 constexpr int kLineBatch =
-    !cfg::kEpilogueReadsTensors || kSliceLines < 8
+    !cfg::kStagedLines || !cfg::kEpilogueReadsTensors || kSliceLines < 8
         ? 1
         : (SINTER_LINE_BATCH < kSliceLines / 4 ? SINTER_LINE_BATCH : kSliceLines / 4);
 static_assert(kSliceLines % (4 * kLineBatch) == 0 || kLineBatch == 1, "whole batches of lines");

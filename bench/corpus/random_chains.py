@@ -18,6 +18,11 @@ shrinks batch and positions only, and may not meet the small corpus's limits.
 
   python3 bench/corpus/random_chains.py --count 50 --seed 1 --list
   python3 bench/corpus/random_chains.py --count 50 --seed 1 --write DIR   # DIR/<name>.sir
+  python3 bench/corpus/random_chains.py --count 24 --seed 7 \
+      --compile build/tools/sinterc --arch sm_90a --arch sm_80   # exit 1 if any fails
+
+--compile runs `sinterc compile` on every graph for every arch (no GPU needed) and prints
+each failure's message: a graph PyTorch runs that sinter cannot compile is a gap.
 """
 import argparse
 import math
@@ -270,14 +275,41 @@ def parse_spec(spec):
     return int(count), int(seed or 1)
 
 
+def compile_all(names, sinterc, archs):
+    """`sinterc compile` of every graph for every arch, in a scratch directory with its own
+    kernel cache; 1 when any fails."""
+    import subprocess
+    import tempfile
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="random_chains_") as tmp:
+        env = dict(os.environ, SINTER_CACHE_DIR=os.path.join(tmp, "cache"))
+        for name in names:
+            sir = os.path.join(tmp, name + ".sir")
+            with open(sir, "w") as fh:
+                fh.write(corpus.build(name, "full").sir())
+            for arch in archs:
+                cmd = [sinterc, "compile", sir, "--arch", arch, "-o", os.path.join(tmp, "out")]
+                p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                ok = p.returncode == 0
+                failed += not ok
+                msg = "" if ok else ": " + (p.stderr.strip() or f"exit {p.returncode}")
+                print(f"{'ok  ' if ok else 'FAIL'} {arch} {name}{msg}", flush=True)
+    print(f"{len(names) * len(archs) - failed}/{len(names) * len(archs)} compiled")
+    return 1 if failed else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=20)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--list", action="store_true", help="names, sizes and chains")
     p.add_argument("--write", metavar="DIR", help="write DIR/<name>.sir at the full scale")
+    p.add_argument("--compile", metavar="SINTERC", help="compile every graph with this sinterc")
+    p.add_argument("--arch", action="append", help="--compile: target (repeatable; sm_90a)")
     args = p.parse_args(argv)
     names = register(args.count, args.seed)
+    if args.compile:
+        return compile_all(names, args.compile, args.arch or ["sm_90a"])
     if args.write:
         os.makedirs(args.write, exist_ok=True)
     for name in names:

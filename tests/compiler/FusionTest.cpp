@@ -1,15 +1,16 @@
 //===- tests/compiler/FusionTest.cpp - fusion decisions and the reasons behind them -===//
+#include "CompileCheck.h"
 #include "PlanSummary.h"
 
 #include "compiler/Canonicalize.h"
 #include "compiler/Epilogue.h"
-#include "compiler/Jit.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 
 #include <gtest/gtest.h>
 
 using namespace sinter;
+using sinter::test::expectCompiles;
 
 namespace {
 
@@ -567,17 +568,6 @@ TEST(Fusion, ThePlannerPoolsInConvDirectAndTheInputBoxEngine) {
 // A kernel binds the tensors its fused chains read at slots 8..15, an elementwise tree's
 // kernel its inputs at 0..14: the fuse pass ends a chain (or stops inlining producers) where
 // one more tensor would not fit, and every kernel of the plan compiles.
-void expectCompiles(const Graph &g) {
-  for (const char *arch : {"sm_90a", "sm_80"}) {
-    JitOptions opts;
-    opts.arch = arch;
-    opts.useCache = false;
-    auto compiled = compileGraph(g, opts);
-    EXPECT_TRUE(bool(compiled)) << arch << ": "
-                                << (compiled ? "" : llvm::toString(compiled.takeError()));
-  }
-}
-
 std::string chainOfAdds(int inputs, const char *anchorShape, const char *anchor) {
   std::string sir = "graph g(%x: f32" + std::string(anchorShape) + ", %w: param f32[1,256]";
   for (int i = 0; i < inputs; ++i)
