@@ -65,12 +65,16 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// 24 channels and 81 reduction terms, runs in 0.53 ms on tensor cores and 0.34 ms direct).
 /// The reduction counted is that of one conv_igemm kernel: for a strided transposed
 /// convolution, the mean over its output phases (Cin/groups * taps / stride volume).
-/// Groups of 16 to 31 channels stay direct: with tensor cores for them (from 128 reduction
-/// terms, on a 128x16 or 128x32 tile) four corpus graphs ran 1.4-1.6x slower on an H200
-/// (docs/performance.md, 2026-11-23).
+/// Groups of 16 to 31 channels stay direct below kNarrowIgemmDepth reduction terms: with
+/// tensor cores for them (from 128 terms, on a 128x16 or 128x32 tile) four corpus graphs of
+/// 144 to 432 terms ran 1.4-1.6x slower on an H200 (docs/performance.md, 2026-11-23). Deeper
+/// ones leave FFMA far behind: random chains of 16 or 24 output channels from 64 to 256 input
+/// channels (1024-3456 terms) ran 3-10x slower than PyTorch eager on conv_direct.
+constexpr int64_t kNarrowIgemmDepth = 512;
+
 bool useIgemm(const ConvSpec &s) {
   int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  if (coutG < 32 || depth < 64)
+  if (coutG < 16 || depth < 64 || (coutG < 32 && depth < kNarrowIgemmDepth))
     return false;
   std::string why;
   return convIgemmSupports(s, &why);

@@ -48,6 +48,8 @@ ABBREV = {"group_norm": "gn", "instance_norm": "in", "layer_norm": "ln", "batch_
           "logsumexp": "lse", "leaky_relu": "lrelu", "hardswish": "hswish",
           "hardsigmoid": "hsig", "hardtanh": "htanh", "softplus": "splus"}
 
+NORMS = ("group_norm", "instance_norm", "layer_norm")
+
 # Sizes of the anchors at the full scale (channels and attributes are kept at both scales).
 CHANNELS = [3, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256]
 TRIES = 400  # draws per graph before giving up on a seed (never reached in practice)
@@ -208,6 +210,11 @@ def _tail_step(g, r, v, state):
         if min(sh[2:]) < k + 1:
             return None
         return g.op(out, op, v, **attrs), ABBREV[op] + str(k), f"{op}{d}d(k={k}, s={stride})"
+    # A sum or mean straight after a norm adds up values whose mean the norm made beta (0
+    # without affine): the output is a constant that checks nothing (fp32 noise against a
+    # float64 zero).
+    if kind in ("reduce_c", "reduce_hw") and state["last"] in NORMS:
+        return None
     if kind == "reduce_c":
         op = _pick(r, ["sum", "mean", "max", "min", "logsumexp"])
         keep = r.random() < 0.7
@@ -225,7 +232,8 @@ def _tail_step(g, r, v, state):
 
 def _build(g, s, seed, index):
     r = random.Random(f"{seed}:{index}")
-    state = {"i": 0, "values": [], "second_input": False, "norms": 0, "reduced": False}
+    state = {"i": 0, "values": [], "second_input": False, "norms": 0, "reduced": False,
+             "last": None}
     y, fam, doc = _anchor(g, s, r)
     state["values"].append(y)
     docs, tags, v = [doc], [], y
@@ -235,6 +243,7 @@ def _build(g, s, seed, index):
         if got is None:
             continue
         v, tag, d = got
+        state["last"] = g.ops[-1][1]
         state["values"].append(v)
         tags.append(tag)
         docs.append(d)

@@ -173,6 +173,28 @@ TEST(ConvTemplateChoice, SixteenChannelGroupsStayDirect) {
             "  launch conv_direct.cuh (anchor + epilogue) 0=x 1=w 3=y\n");
 }
 
+TEST(ConvTemplateChoice, DeepGroupsOfSixteenToThirtyOneChannelsTakeTheTensorCoreEngines) {
+  // From 512 reduction terms a group of 16-31 output channels leaves the direct kernels:
+  // 128 channels x 27 taps into 24 (random chain conv3d_r1n71: 11.7 ms on conv_direct, 1.26
+  // on the input-box engine, eager 1.25) and 64 x 16 into 16 (conv2d_r1n113: 0.61 -> 0.34).
+  // 256 x 2 taps (512 terms) is the first depth taken; 255 x 2 stays direct.
+  auto engine = [](const char *cin, const char *cout, const char *kernel, const char *in) {
+    std::string sir = std::string("graph g(%x: f32[2,") + cin + "," + in + "], %w: param f32[" +
+                      cout + "," + cin + "," + kernel + "]) { %y = conv(%x, %w) return %y }";
+    auto r = plan(sir);
+    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+    return r ? r->plan.kernels.back().source.templateName : std::string();
+  };
+  // Which of the two (input box or shifted rows) depends on the sizes, as for wide groups.
+  auto wgmmaEngine = [](const std::string &t) {
+    return t == "conv_igemm.cuh" || t == "conv_shift.cuh";
+  };
+  EXPECT_TRUE(wgmmaEngine(engine("128", "24", "3,3,3", "16,16,16")));
+  EXPECT_TRUE(wgmmaEngine(engine("64", "16", "4,4", "40,40")));
+  EXPECT_TRUE(wgmmaEngine(engine("256", "16", "2", "301")));
+  EXPECT_FALSE(wgmmaEngine(engine("255", "16", "2", "301")));
+}
+
 TEST(ConvTemplateChoice, DirectTensorCoresAreChosenForTheStatisticsPassToo) {
   // 30 channels (four n8 tiles) of 5 x 27 terms: conv_mma fits a plain pass but not the
   // statistics pass (16 accumulators + 34 lane offsets + 16 sums per m16 tile), so the whole
