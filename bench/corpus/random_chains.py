@@ -7,7 +7,8 @@ or transposed convolution with random channels, kernel, stride, padding, output 
 dilation and groups) at a realistic size, then a tail of one to four ops drawn from what
 KernelBench's chains use after it (activations, scalar and per-channel ops, residual adds of
 an earlier value or of a second input, group / instance / layer / batch norm, softmax and
-log_softmax, max and average pools, reductions over the channels or the positions). Every
+log_softmax, max and average pools, reductions over the channels or the positions, math ops,
+maximum / minimum, views such as `flatten(2).mean(2)`). Every
 graph is a `sirbuild.Graph`, so it has a .sir, tensors and a PyTorch twin like any corpus
 graph, and `bench/corpus_bench.py --random COUNT[:SEED]` times and checks it the same way.
 
@@ -49,6 +50,9 @@ ABBREV = {"group_norm": "gn", "instance_norm": "in", "layer_norm": "ln", "batch_
           "hardsigmoid": "hsig", "hardtanh": "htanh", "softplus": "splus"}
 
 NORMS = ("group_norm", "instance_norm", "layer_norm")
+POSITIVE = ("sigmoid", "softplus", "exp", "softmax")
+BOUNDED = ("tanh", "sigmoid", "hardtanh", "clamp", "hardsigmoid", "softmax", "log_softmax",
+           "group_norm", "instance_norm", "layer_norm", "batch_norm", "erf")
 
 # Sizes of the anchors at the full scale (channels and attributes are kept at both scales).
 CHANNELS = [3, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256]
@@ -75,8 +79,12 @@ def _anchor(g, s, r):
         m = _pick(r, [128, 256, 512, 1024, 2048, 4096, 8192])
         k = _pick(r, [256, 512, 1024, 2048, 4096, 8192])
         n = _pick(r, [256, 512, 768, 1024, 2048, 4096, 8192])
-        x = g.input("x", [s(m, 4), s(k, 32)])
         bias = r.random() < 0.8
+        if r.random() < 0.2:  # a sequence batch, as an ONNX export or a transformer has it
+            b = _pick(r, [4, 8, 16])
+            x = g.input("x", [s(b, 2), s(max(m // b, 16), 4), s(k, 32)])
+            return linear(g, "y", x, n, bias=bias), fam, f"Linear({k}->{n}) on [B, T, K]"
+        x = g.input("x", [s(m, 4), s(k, 32)])
         return linear(g, "y", x, n, bias=bias), fam, f"Linear({k}->{n})"
     if fam == "matmul":
         b = _pick(r, [4, 8, 16, 32, 64])
@@ -84,6 +92,9 @@ def _anchor(g, s, r):
         k = _pick(r, [64, 128, 256, 512])
         n = _pick(r, [128, 256, 512, 1024])
         a = g.input("a", [s(b, 2), s(m, 8), s(k, 16)])
+        if r.random() < 0.3:  # one [K, N] matrix for every batch
+            w = g.weight("bm", [s(k, 16), s(n, 8)], k)
+            return g.op("y", "matmul", a, w), fam, f"[{b}, {m}, {k}] @ [{k}, {n}]"
         w = g.input("bm", [s(b, 2), s(k, 16), s(n, 8)])
         return g.op("y", "matmul", a, w), fam, f"bmm[{b}]({m}x{k} @ {k}x{n})"
     d = int(fam[-2])
@@ -137,9 +148,43 @@ def _tail_step(g, r, v, state):
     if spatial:
         kinds += ["in", "pool", "reduce_hw"]
         weights += [2, 3, 2]
+    kinds += ["math", "minmax", "rsub", "dropout"]
+    weights += [2, 1, 1, 1]
+    if spatial:
+        kinds += ["view_gap", "view_softmax"]
+        weights += [1, 1]
     if state["reduced"]:  # after a reduction only pointwise ops follow
-        kinds, weights = ["act", "scalar"], [3, 2]
+        kinds, weights = ["act", "scalar", "math"], [3, 2, 1]
     kind = _pick(r, kinds, weights)
+    if kind == "math":
+        # log, sqrt and rsqrt only of values that are positive; exp of bounded ones
+        if state["last"] in POSITIVE:
+            op = _pick(r, ["log", "sqrt", "rsqrt", "exp", "abs", "erf"])
+        elif state["last"] in BOUNDED:
+            op = _pick(r, ["exp", "abs", "neg", "erf"])
+        else:
+            op = _pick(r, ["abs", "neg", "erf"])
+        return g.op(out, op, v), op, op
+    if kind == "minmax":
+        op = _pick(r, ["maximum", "minimum"])
+        if r.random() < 0.5 and not state["second_input"]:
+            state["second_input"] = True
+            return g.op(out, op, v, g.input("skip", sh)), op[:3] + "in", f"{op} with an input"
+        val = round(r.uniform(-0.5, 0.5), 3)
+        return g.op(out, op, v, val), op[:3], f"{op} {val}"
+    if kind == "rsub":
+        val = round(r.uniform(0.5, 2.0), 3)
+        return g.op(out, "sub", val, v), "rsub", f"{val} - x"
+    if kind == "dropout":
+        return g.op(out, "dropout", v, p=0.2), "drop", "dropout (inference)"
+    if kind == "view_gap":  # x.flatten(2).mean(2): a global average pool through a view
+        f = g.op(f"f{i}", "flatten", v, start_dim=2)
+        state["reduced"] = True
+        return g.op(out, "mean", f, dims=[2]), "gapview", "flatten(2).mean(2)"
+    if kind == "view_softmax":  # a softmax over the positions of an [N, C, H*W] view
+        f = g.op(f"f{i}", "reshape", v, shape=[sh[0], sh[1], -1])
+        s = g.op(f"s{i}", _pick(r, ["softmax", "log_softmax"]), f, dim=_pick(r, [1, -1]))
+        return g.op(out, "reshape", s, shape=list(sh)), "smview", "softmax of a [N, C, L] view"
     if kind == "act":
         op, attrs = _pick(r, ACTIVATIONS)
         return g.op(out, op, v, **attrs), ABBREV.get(op, op), op
@@ -207,6 +252,10 @@ def _tail_step(g, r, v, state):
             attrs["padding"] = pad
         if r.random() < 0.2:
             attrs["ceil_mode"] = True
+        if op == "avg_pool" and pad and r.random() < 0.5:
+            attrs["count_include_pad"] = False
+        if op == "max_pool" and k == 3 and not pad and r.random() < 0.2:
+            attrs["dilation"] = 2
         if min(sh[2:]) < k + 1:
             return None
         return g.op(out, op, v, **attrs), ABBREV[op] + str(k), f"{op}{d}d(k={k}, s={stride})"
