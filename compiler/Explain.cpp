@@ -203,6 +203,14 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
       os << "      TMA tensor map " << tensorMapText(t) << "\n";
   }
 
+  if (options.why && !result.plan.engines.empty()) {
+    os << "\nengines (--why)\n";
+    for (const EngineChoice &e : result.plan.engines) {
+      const Op &op = g.ops[result.fusion.groups[e.group].root];
+      os << "  group " << e.group << ", %" << g.value(op.result).name << " = " << op.name()
+         << ": " << e.why << "\n";
+    }
+  }
   if (options.why) {
     os << "\npatterns tried and rejected (--why)\n";
     if (result.fusion.rejections.empty())

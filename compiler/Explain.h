@@ -20,7 +20,7 @@ namespace sinter {
 struct ExplainOptions {
   std::string arch = "sm_90a"; ///< the target whose roofline floor is shown
   std::string precision = "auto";
-  bool why = false; ///< list the rejected patterns too
+  bool why = false; ///< list why each convolution runs on its engine, and the rejected patterns
 };
 
 /// The report `sinterc explain` prints.

@@ -39,9 +39,16 @@ struct PlannedKernel {
   MathMode math = MathMode::Ffma;
 };
 
+/// Why the planner put a group's anchor on the engine it did (`explain --why`).
+struct EngineChoice {
+  int group = -1;
+  std::string why;
+};
+
 struct PlanResult {
   ExecutablePlan plan;                 ///< buffers, kernels in launch order, steps
   std::vector<PlannedKernel> kernels;  ///< parallel to plan.kernels
+  std::vector<EngineChoice> engines;   ///< one per convolution anchor group
 };
 
 /// Plans every group of `fusion` (from fuse() on `graph`). Fails with a one-line error

@@ -131,20 +131,58 @@ bool hasTf32Mma(llvm::StringRef arch) {
 /// The decision is made once per group, before the tail picks the passes, so it is made for
 /// the statistics pass, whose per-thread sums leave the least room: a shape that fits only
 /// without them (many channels, a deep mixed-tap reduction) stays on FFMA in every pass.
-bool useDirectMma(const ConvSpec &s, const PlanOptions &o) {
+bool useDirectMma(const ConvSpec &s, const PlanOptions &o, std::string *whyNot = nullptr) {
+  auto no = [&](std::string why) {
+    if (whyNot)
+      *whyNot = std::move(why);
+    return false;
+  };
   ConvSpec stats = s;
   stats.accumulateStats = true;
-  if (o.precision == Precision::Fp32 || !hasTf32Mma(o.arch) || !convMmaSupports(stats, nullptr))
-    return false;
+  if (o.precision == Precision::Fp32)
+    return no("the fp32 precision allows no TF32");
+  if (!hasTf32Mma(o.arch))
+    return no(o.arch + " has no TF32 mma.sync");
+  std::string why;
+  if (!convMmaSupports(stats, &why))
+    return no(why);
   // conv_mma walks a strided transposed convolution by output phase, but there it lost: S4
   // (8 x 8 channels per group, 8 phases as columns) took 0.88-1.29 ms on seven tiles against
   // 0.66-0.68 ms on FFMA (H100, 2026-11-25; docs/kernels-direct.md, "conv_mma by phase").
   if (s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
-    return false;
+    return no("a strided transposed convolution measured faster on FFMA");
   int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];
-  return convMmaUsefulShare(s) >= kMinMmaUsefulShare &&
-         (depth >= kMinMmaReduction || cinG % 8 == 0) &&
-         (chooseConvMmaTile(stats).warps == 4 || s.spatialDims == 1);
+  if (convMmaUsefulShare(s) < kMinMmaUsefulShare)
+    return no("under 30% of mma.sync's products would be useful");
+  if (depth < kMinMmaReduction && cinG % 8)
+    return no("a shallow reduction (" + std::to_string(depth) +
+              " terms) of channels that do not fill k8 steps");
+  if (chooseConvMmaTile(stats).warps != 4 && s.spatialDims != 1)
+    return no("a four-warp tile does not fit shared memory");
+  return true;
+}
+
+/// Why plannedConvSpec puts `s` on its engine, in one sentence (explain --why).
+std::string convEngineWhy(const ConvSpec &s, const PlanOptions &o, bool igemm) {
+  const int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
+  const std::string shape = std::to_string(coutG) + " output channels a group and " +
+                            std::to_string(depth) + " reduction terms";
+  if (useShiftSmallGroups(s, o))
+    return "tensor cores (conv_shift's phase walk): a strided transposed convolution of " +
+           std::to_string(s.Cin / s.groups) + "-channel groups";
+  if (igemm)
+    return "tensor cores (implicit GEMM): " + shape +
+           " (from 32 channels and 64 terms, or 16 channels and 512)";
+  std::string notIgemm;
+  if (coutG < 16 || depth < 64 || (coutG < 32 && depth < kNarrowIgemmDepth))
+    notIgemm = shape + ", under the implicit GEMM's 32 channels and 64 terms (or 16 and 512)";
+  else if (!convIgemmSupports(s, &notIgemm))
+    notIgemm = "the implicit GEMM cannot take it: " + notIgemm;
+  std::string notMma;
+  if (s.math == MathMode::Tf32)
+    return "direct on TF32 mma.sync (conv_mma): " + notIgemm;
+  useDirectMma(s, o, &notMma);
+  return "direct in FFMA (conv_direct): " + notIgemm + "; not on mma.sync: " + notMma;
 }
 
 /// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30
@@ -448,6 +486,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const Op &anchor = g.ops[grp.root];
   bool igemm = false;
   ConvSpec spec = plannedConvSpec(g, anchor, b.options, igemm);
+  b.noteEngine(gi, convEngineWhy(spec, b.options, igemm));
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);
   SlotMap extra(8);
@@ -478,8 +517,11 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
         tailMovesToDirect(g, anchor,
                           {grp.softmax >= 0 ? &g.ops[grp.softmax] : nullptr,
                            grp.pool >= 0 ? &g.ops[grp.pool] : nullptr, nullptr},
-                          spec))
+                          spec)) {
       spec.math = MathMode::Ffma;
+      b.noteEngine(gi, "moved to conv_direct in FFMA: its softmax or pool in the kernel saves "
+                       "more than FFMA's products cost (tailMovesToDirect)");
+    }
     if (igemm ? grp.pool >= 0 && grp.softmax >= 0 : spec.math != MathMode::Ffma)
       return makeError(b.where(gi) + ": a softmax and a pool tail need the convolution on " +
                        "conv_direct, one of them on conv_direct or conv_igemm's wgmma engine");
@@ -515,8 +557,11 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     // model says so).
     const Op &red = g.ops[grp.reduce];
     if (!igemm && spec.math == MathMode::Tf32 &&
-        tailMovesToDirect(g, anchor, {nullptr, nullptr, &red}, spec))
+        tailMovesToDirect(g, anchor, {nullptr, nullptr, &red}, spec)) {
       spec.math = MathMode::Ffma;
+      b.noteEngine(gi, "moved to conv_direct in FFMA: its reduction over the channels in the "
+                       "kernel saves more than FFMA's products cost (tailMovesToDirect)");
+    }
     // The chain after the reduction indexes the reduced tensor by n and its position s
     // (without keepdim there is no channel dim to index).
     const Shape &rs = g.type(red.result).shape;

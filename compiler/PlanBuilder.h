@@ -43,6 +43,10 @@ public:
   /// Records that `buffer` holds per-(n, c) {sum, sum of squares} (double) of `value`, as the
   /// kernel that wrote `value` gathered them; statsOf gives it back (-1: none).
   void setStatsOf(ValueId value, int buffer) { stats_[value] = buffer; }
+  /// Records why group `group`'s anchor runs on its engine (explain --why).
+  void noteEngine(int group, std::string why) {
+    result_.engines.push_back({group, std::move(why)});
+  }
   int statsOf(ValueId value) const {
     auto it = stats_.find(value);
     return it == stats_.end() ? -1 : it->second;

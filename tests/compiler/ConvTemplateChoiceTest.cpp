@@ -195,6 +195,36 @@ TEST(ConvTemplateChoice, DeepGroupsOfSixteenToThirtyOneChannelsTakeTheTensorCore
   EXPECT_FALSE(wgmmaEngine(engine("255", "16", "2", "301")));
 }
 
+TEST(ConvTemplateChoice, ExplainWhySaysWhyEachConvolutionRunsOnItsEngine) {
+  auto why = [](const char *sir) {
+    auto r = plan(sir);
+    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+    ExplainOptions o;
+    o.why = true;
+    return r ? renderExplain(*r, o) : std::string();
+  };
+  // 8 output channels of 128 x 16 terms: its weights are too large for conv_mma's fragments.
+  std::string ffma = why("graph g(%x: f32[2,128,20,20], %w: param f32[8,128,4,4]) { %y = "
+                         "conv(%x, %w) return %y }");
+  EXPECT_NE(ffma.find("engines (--why)\n  group 0, %y = conv: direct in FFMA (conv_direct): 8 "
+                      "output channels a group and 2048 reduction terms, under the implicit "
+                      "GEMM's 32 channels and 64 terms (or 16 and 512); not on mma.sync: "),
+            std::string::npos)
+      << ffma;
+  std::string tc = why("graph g(%x: f32[2,64,20,20], %w: param f32[64,64,3,3]) { %y = "
+                       "conv(%x, %w) return %y }");
+  EXPECT_NE(tc.find("%y = conv: tensor cores (implicit GEMM): 64 output channels a group and "
+                    "576 reduction terms"),
+            std::string::npos)
+      << tc;
+  // A transposed convolution whose dilation shares a factor with its stride.
+  std::string phases = why("graph g(%x: f32[2,64,9,9], %w: param f32[64,64,5,5]) { %y = "
+                           "conv_transpose(%x, %w) {stride = 2, dilation = 2} return %y }");
+  EXPECT_NE(phases.find("the implicit GEMM cannot take it: an output phase that no tap reaches"),
+            std::string::npos)
+      << phases;
+}
+
 TEST(ConvTemplateChoice, DirectTensorCoresAreChosenForTheStatisticsPassToo) {
   // 30 channels (four n8 tiles) of 5 x 27 terms: conv_mma fits a plain pass but not the
   // statistics pass (16 accumulators + 34 lane offsets + 16 sums per m16 tile), so the whole
