@@ -262,22 +262,18 @@ def _tail_step(g, r, v, state):
     # A sum or mean straight after a norm adds up values whose mean the norm made beta (0
     # without affine): the output is a constant that checks nothing (fp32 noise against a
     # float64 zero).
-    if kind == "reduce_c":
-        op = _pick(r, ["sum", "mean", "max", "min", "logsumexp"])
+    if kind in ("reduce_c", "reduce_hw"):
+        over_c = kind == "reduce_c"
+        op = _pick(r, ["sum", "mean", "max", "min", "logsumexp"] if over_c else
+                   ["mean", "mean", "sum", "max", "min"])
         if op in ("sum", "mean") and state["last"] in NORMS:
             return None
-        keep = r.random() < 0.7
+        keep = r.random() < (0.7 if over_c else 0.6)
         state["reduced"] = True
-        return g.op(out, op, v, dims=[1], keepdim=keep), ABBREV.get(op, op) + "c", \
-            f"{op} over dim 1"
-    if kind == "reduce_hw":
-        op = _pick(r, ["mean", "mean", "sum", "max", "min"])
-        if op in ("sum", "mean") and state["last"] in NORMS:
-            return None
-        keep = r.random() < 0.6
-        state["reduced"] = True
-        return g.op(out, op, v, dims=list(range(2, rank)), keepdim=keep), f"{op}hw", \
-            f"{op} over the positions"
+        dims, tag, where = ([1], "c", "dim 1") if over_c else \
+            (list(range(2, rank)), "hw", "the positions")
+        return g.op(out, op, v, dims=dims, keepdim=keep), ABBREV.get(op, op) + tag, \
+            f"{op} over {where}"
     raise AssertionError(kind)
 
 
