@@ -53,7 +53,8 @@ llvm::SmallVector<ValueId, 8> chainSideTensors(const Graph &graph, llvm::ArrayRe
 /// free slot. The planner binds each slot to the value's buffer.
 class SlotMap {
 public:
-  explicit SlotMap(int firstSlot, int lastSlot = kFirstChainSlot + kChainSlots - 1) : next_(firstSlot), last_(lastSlot) {}
+  explicit SlotMap(int firstSlot, int lastSlot = kFirstChainSlot + kChainSlots - 1)
+      : next_(firstSlot), last_(lastSlot) {}
   /// The slot of `value`, assigning the next free one on first use; -1 when none is left.
   int slotFor(ValueId value);
   llvm::ArrayRef<std::pair<int, ValueId>> slots() const { return slots_; }

@@ -207,8 +207,8 @@ std::string renderExplain(const PipelineResult &result, const ExplainOptions &op
     os << "\nengines (--why)\n";
     for (const EngineChoice &e : result.plan.engines) {
       const Op &op = g.ops[result.fusion.groups[e.group].root];
-      os << "  group " << e.group << ", %" << g.value(op.result).name << " = " << op.name()
-         << ": " << e.why << "\n";
+      os << "  group " << e.group << ", %" << g.value(op.result).name << " = " << op.name() << ": "
+         << e.why << "\n";
     }
   }
   if (options.why) {

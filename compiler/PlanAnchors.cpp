@@ -153,7 +153,8 @@ bool useDirectMma(const ConvSpec &s, const PlanOptions &o, std::string *whyNot =
     return no("a strided transposed convolution measured faster on FFMA");
   int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];
   if (convMmaUsefulShare(s) < kMinMmaUsefulShare)
-    return no("under 30% of mma.sync's products would be useful");
+    return no("under " + std::to_string(int(kMinMmaUsefulShare * 100)) +
+              "% of mma.sync's products would be useful");
   if (depth < kMinMmaReduction && cinG % 8)
     return no("a shallow reduction (" + std::to_string(depth) +
               " terms) of channels that do not fill k8 steps");

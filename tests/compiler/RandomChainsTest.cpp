@@ -25,10 +25,9 @@ Graph parseOne(const std::string &text) {
 // that do not divide a warpgroup's 64 rows, so no staged lines) whose epilogue reads a
 // per-channel tensor: the staged lines' batch size was worked out (and asserted) anyway.
 TEST(RandomChains, AStride3TransposedConvWhoseEpilogueReadsATensor) {
-  Graph g = parseOne(
-      "graph g(%x: f32[2,64,6,6,6], %w: param f32[64,32,3,3,3], %b: param f32[32], "
-      "%p: param f32[32,1,1,1]) { %y = conv_transpose(%x, %w, %b) {stride = 3} "
-      "%o = mul(%y, %p) return %o }");
+  Graph g = parseOne("graph g(%x: f32[2,64,6,6,6], %w: param f32[64,32,3,3,3], %b: param f32[32], "
+                     "%p: param f32[32,1,1,1]) { %y = conv_transpose(%x, %w, %b) {stride = 3} "
+                     "%o = mul(%y, %p) return %o }");
   test::expectCompiles(g);
 }
 

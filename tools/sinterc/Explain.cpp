@@ -66,7 +66,9 @@ Subcommand registerExplain(CLI::App &app) {
       "  sinterc explain s1.sir\n"
       "  sinterc explain s3.sir --why --dot s3.dot && dot -Tsvg s3.dot -o s3.svg\n");
   sub->add_option("file", opts->file, "The .sir file or .onnx model")->required();
-  sub->add_flag("--why", opts->why, "Also say why each convolution runs on its engine, and list each pattern tried at an anchor and why it failed");
+  sub->add_flag("--why", opts->why,
+                "Also say why each convolution runs on its engine, and list each pattern tried at "
+                "an anchor and why it failed");
   sub->add_option("--dot", opts->dot, "Write the graph as Graphviz, fusion groups as clusters");
   addCompileFlags(sub, opts->flags, /*compiles=*/false);
   return {sub, [opts] { return runExplain(*opts); }};
