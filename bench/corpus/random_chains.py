@@ -12,8 +12,9 @@ maximum / minimum, views such as `flatten(2).mean(2)`). Every
 graph is a `sirbuild.Graph`, so it has a .sir, tensors and a PyTorch twin like any corpus
 graph, and `bench/corpus_bench.py --random COUNT[:SEED]` times and checks it the same way.
 
-Graph i of seed S is always the same graph (its name carries both: `<family>_r<S>n<i>_...`),
-so a graph that fails can be drawn again by name. Sizes are those of the full corpus
+Graph i of seed S is always the same graph for one version of this file (its name carries
+both: `<family>_r<S>n<i>_...`), so a graph that fails can be drawn again by name; a change to
+the draws changes the graphs, so results name the commit that drew them. Sizes are those of the full corpus
 (fp32 tensors under FULL_MAX_BYTES, estimated eager time 0.1-25 ms); the "small" scale
 shrinks batch and positions only, and may not meet the small corpus's limits.
 
@@ -56,7 +57,7 @@ BOUNDED = ("tanh", "sigmoid", "hardtanh", "clamp", "hardsigmoid", "softmax", "lo
 
 # Sizes of the anchors at the full scale (channels and attributes are kept at both scales).
 CHANNELS = [3, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256]
-TRIES = 400  # draws per graph before giving up on a seed (never reached in practice)
+TRIES = 400  # draws of one graph that may fail the size limits before draw() gives up
 
 
 class _Reject(Exception):
