@@ -72,12 +72,26 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// channels (1024-3456 terms) ran 3-10x slower than PyTorch eager on conv_direct.
 constexpr int64_t kNarrowIgemmDepth = 512;
 
-bool useIgemm(const ConvSpec &s) {
+constexpr int64_t kMinIgemmChannels = 32, kMinNarrowIgemmChannels = 16, kMinIgemmDepth = 64;
+
+bool useIgemm(const ConvSpec &s, std::string *whyNot = nullptr) {
   int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  if (coutG < 16 || depth < 64 || (coutG < 32 && depth < kNarrowIgemmDepth))
+  if (coutG < kMinNarrowIgemmChannels || depth < kMinIgemmDepth ||
+      (coutG < kMinIgemmChannels && depth < kNarrowIgemmDepth)) {
+    if (whyNot)
+      *whyNot = std::to_string(coutG) + " output channels a group and " + std::to_string(depth) +
+                " reduction terms, under the implicit GEMM's " + std::to_string(kMinIgemmChannels) +
+                " channels and " + std::to_string(kMinIgemmDepth) + " terms (or " +
+                std::to_string(kMinNarrowIgemmChannels) + " and " +
+                std::to_string(kNarrowIgemmDepth) + ")";
     return false;
+  }
   std::string why;
-  return convIgemmSupports(s, &why);
+  if (convIgemmSupports(s, &why))
+    return true;
+  if (whyNot)
+    *whyNot = "the implicit GEMM cannot take it: " + why;
+  return false;
 }
 
 /// Strided transposed convolutions of small channel groups (8 or 16 input channels) with at
@@ -161,29 +175,6 @@ bool useDirectMma(const ConvSpec &s, const PlanOptions &o, std::string *whyNot =
   if (chooseConvMmaTile(stats).warps != 4 && s.spatialDims != 1)
     return no("a four-warp tile does not fit shared memory");
   return true;
-}
-
-/// Why plannedConvSpec puts `s` on its engine, in one sentence (explain --why).
-std::string convEngineWhy(const ConvSpec &s, const PlanOptions &o, bool igemm) {
-  const int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  const std::string shape = std::to_string(coutG) + " output channels a group and " +
-                            std::to_string(depth) + " reduction terms";
-  if (useShiftSmallGroups(s, o))
-    return "tensor cores (conv_shift's phase walk): a strided transposed convolution of " +
-           std::to_string(s.Cin / s.groups) + "-channel groups";
-  if (igemm)
-    return "tensor cores (implicit GEMM): " + shape +
-           " (from 32 channels and 64 terms, or 16 channels and 512)";
-  std::string notIgemm;
-  if (coutG < 16 || depth < 64 || (coutG < 32 && depth < kNarrowIgemmDepth))
-    notIgemm = shape + ", under the implicit GEMM's 32 channels and 64 terms (or 16 and 512)";
-  else if (!convIgemmSupports(s, &notIgemm))
-    notIgemm = "the implicit GEMM cannot take it: " + notIgemm;
-  std::string notMma;
-  if (s.math == MathMode::Tf32)
-    return "direct on TF32 mma.sync (conv_mma): " + notIgemm;
-  useDirectMma(s, o, &notMma);
-  return "direct in FFMA (conv_direct): " + notIgemm + "; not on mma.sync: " + notMma;
 }
 
 /// Sustained rates the recompute decision uses: the direct FFMA template reaches about 30
@@ -338,7 +329,7 @@ llvm::Error planConvNormInKernel(PlanBuilder &b, int gi, ConvSpec spec, const No
   const Op &anchor = g.ops[grp.root];
   const Op &norm = g.ops[grp.norm];
   // One slot map for both chains: they share the kernel's slots 8..15.
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   auto before = chainBody(g, grp.epilogue, anchor.result,
                           IndexSpace::conv(g.type(anchor.result).shape), extra);
   if (!before)
@@ -368,11 +359,28 @@ llvm::Error planConvNormInKernel(PlanBuilder &b, int gi, ConvSpec spec, const No
 
 /// The conv anchor's spec with the planner's engine choice made: whether it runs on
 /// conv_igemm (or conv_shift), and its math mode (FFMA on conv_direct, TF32 on conv_mma).
-ConvSpec plannedConvSpec(const Graph &g, const Op &anchor, const PlanOptions &o, bool &igemm) {
+/// `why`, where given, receives the choice and its reason in one sentence (explain --why).
+ConvSpec plannedConvSpec(const Graph &g, const Op &anchor, const PlanOptions &o, bool &igemm,
+                         std::string *why = nullptr) {
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = o.arch == "sm_90a";
-  igemm = useIgemm(spec) || useShiftSmallGroups(spec, o);
-  spec.math = convMath(igemm, !igemm && useDirectMma(spec, o), o.precision);
+  std::string notIgemm, notMma;
+  const bool implicit = useIgemm(spec, &notIgemm);
+  const bool shiftSmall = !implicit && useShiftSmallGroups(spec, o);
+  igemm = implicit || shiftSmall;
+  const bool mma = !igemm && useDirectMma(spec, o, &notMma);
+  spec.math = convMath(igemm, mma, o.precision);
+  if (why) {
+    const int64_t coutG = spec.Cout / spec.groups;
+    *why = implicit ? "tensor cores (implicit GEMM): " + std::to_string(coutG) +
+                          " output channels a group and " +
+                          std::to_string(convIgemmMeanReduction(spec)) + " reduction terms"
+           : shiftSmall ? "tensor cores (conv_shift's phase walk): a strided transposed "
+                          "convolution of " +
+                              std::to_string(spec.Cin / spec.groups) + "-channel groups"
+           : mma ? "direct on TF32 mma.sync (conv_mma): " + notIgemm
+                 : "direct in FFMA (conv_direct): " + notIgemm + "; not on mma.sync: " + notMma;
+  }
   return spec;
 }
 
@@ -401,7 +409,7 @@ llvm::Error launchPlaneReduce(PlanBuilder &b, int gi, NormSpec &ns, bool normali
   const Op &red = g.ops[grp.reduce];
   bool overChannels = false;
   foldsWholePlanes(red, g.type(red.operands[0].value).rank(), &overChannels);
-  SlotMap post(8);
+  SlotMap post(kFirstChainSlot);
   auto postBody = chainBody(g, grp.reduceEpilogue, red.result,
                             IndexSpace::flat(g.type(red.result).shape), post);
   if (!postBody)
@@ -486,11 +494,12 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
   const FusionGroup &grp = b.fusion.groups[gi];
   const Op &anchor = g.ops[grp.root];
   bool igemm = false;
-  ConvSpec spec = plannedConvSpec(g, anchor, b.options, igemm);
-  b.noteEngine(gi, convEngineWhy(spec, b.options, igemm));
+  std::string why;
+  ConvSpec spec = plannedConvSpec(g, anchor, b.options, igemm, &why);
+  b.noteEngine(gi, std::move(why));
   const TensorType &yt = g.type(anchor.result);
   IndexSpace space = IndexSpace::conv(yt.shape);
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   auto epi = chainBody(g, grp.epilogue, anchor.result, space, extra);
   if (!epi)
     return withContext(epi.takeError(), b.where(gi));
@@ -630,7 +639,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
     slots[4] = stats;
     if (auto err = launchConv(b, spec, igemm, gi, "anchor + epilogue + statistics", slots))
       return err;
-    SlotMap post(8);
+    SlotMap post(kFirstChainSlot);
     auto postBody = chainBody(g, grp.normEpilogue, norm.result, outSpace, post);
     if (!postBody)
       return withContext(postBody.takeError(), b.where(gi));
@@ -656,7 +665,7 @@ llvm::Error planConvGroup(PlanBuilder &b, int gi) {
           b.launch(emitNormScaleShift(ns), gi, "norm scale and shift", MathMode::Ffma, sslots))
     return err;
   // The epilogue: the anchor's chain, the normalisation as one FMA, the norm's chain.
-  SlotMap extra2(8);
+  SlotMap extra2(kFirstChainSlot);
   auto before = chainBody(g, grp.epilogue, anchor.result, space, extra2);
   auto after = chainBody(g, grp.normEpilogue, norm.result, outSpace, extra2);
   if (!before)
@@ -831,7 +840,7 @@ llvm::Error planGemmGroup(PlanBuilder &b, int gi) {
     }
   }
   IndexSpace space = IndexSpace::gemm(full);
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   auto epi = chainBody(g, grp.epilogue, anchor.result, space, extra);
   if (!epi)
     return withContext(epi.takeError(), b.where(gi));

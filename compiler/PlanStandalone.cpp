@@ -84,7 +84,7 @@ llvm::Expected<PostKernel> postKernel(PlanBuilder &b, int gi) {
   PostKernel k;
   k.root = &b.graph.ops[grp.root];
   k.input = b.graph.type(k.root->operands[0].value);
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   auto post = chainBody(b.graph, grp.epilogue, k.root->result,
                         IndexSpace::flat(b.graph.type(k.root->result).shape), extra);
   if (!post)
@@ -174,7 +174,7 @@ llvm::Expected<PooledTail> pooledTail(PlanBuilder &b, int gi, int tailOp,
   t.pool = &g.ops[grp.root];
   t.tail = &g.ops[tailOp];
   t.pooled = g.type(t.pool->result);
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   auto load = chainBody(g, grp.epilogue, t.pool->result, IndexSpace::flat(t.pooled.shape), extra);
   if (!load)
     return withContext(load.takeError(), b.where(gi));
@@ -286,7 +286,7 @@ llvm::Error planNormReduce(PlanBuilder &b, int gi) {
     return err;
   // The reduction's Load: the normalisation as one FMA with its (n, c)'s scale and shift
   // (slot 6 here: reduce.cuh keeps 5 for its split workspace), then the norm's chain.
-  SlotMap extra(8);
+  SlotMap extra(kFirstChainSlot);
   const TensorType &normOut = g.type(norm.result);
   auto chain = chainBody(g, grp.epilogue, norm.result, IndexSpace::flat(normOut.shape), extra);
   if (!chain)
