@@ -355,6 +355,20 @@ def compile_all(names, sinterc, archs):
     return 1 if failed else 0
 
 
+def check_twins(names):
+    """Builds every graph's PyTorch twin and compiles its source (no torch needed); 1 when
+    any fails."""
+    failed = 0
+    for name in names:
+        try:
+            compile(corpus.build(name, "full").twin_source(), name, "exec")
+        except Exception as e:  # noqa: BLE001 - every failure is reported by name
+            failed += 1
+            print(f"FAIL {name}: {e!r}", flush=True)
+    print(f"{len(names) - failed}/{len(names)} twins built")
+    return 1 if failed else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--count", type=int, default=20)
@@ -363,8 +377,12 @@ def main(argv=None):
     p.add_argument("--write", metavar="DIR", help="write DIR/<name>.sir at the full scale")
     p.add_argument("--compile", metavar="SINTERC", help="compile every graph with this sinterc")
     p.add_argument("--arch", action="append", help="--compile: target (repeatable; sm_90a)")
+    p.add_argument("--check-twins", action="store_true",
+                   help="build every graph's PyTorch twin source and compile it")
     args = p.parse_args(argv)
     names = register(args.count, args.seed)
+    if args.check_twins:
+        return check_twins(names)
     if args.compile:
         return compile_all(names, args.compile, args.arch or ["sm_90a"])
     if args.write:

@@ -306,7 +306,9 @@ class Graph:
         body = []
         for out, kind, operands, attrs in self.ops:
             o = [ref[v] if isinstance(v, str) else _num(v) for v in operands]
-            body.append(f"    {out} = {_torch_expr(kind, o, attrs, self.shapes[operands[0]])}")
+            # the first tensor operand's shape (a number may come first: 1.5 - x)
+            x = next(v for v in operands if isinstance(v, str))
+            body.append(f"    {out} = {_torch_expr(kind, o, attrs, self.shapes[x])}")
             ref[out] = out
         return (f"def twin(tensors):\n    # {self.name} ({self.scale}): {self.doc}\n"
                 + "\n".join(body) + f"\n    return {ref[self.out]}\n")
