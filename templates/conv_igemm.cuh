@@ -46,7 +46,9 @@
 // Expects from the prologue (namespace cfg): kN, kCin, kCout, kGroups, kInD/H/W,
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
-// identity, kY* = kOut*, kWK* = kK*), kHasBias, kStoreOutput,
+// identity, kY* = kOut*, kWK* = kK*), kZeroTaps (a phase no tap reaches, run as one tap whose
+// weights are zero: the 4-byte B copies zero-fill; packed rows are zeros already), kHasBias,
+// kStoreOutput,
 // kAccumulateStats, kStatsSquares (the sums of squares too; else left at zero), kCReduce,
 // kSoftmax, kPoolKind, kPKH, kPKW, kPOH, kPOW (pooled extents), kPoolBlocksW (any values
 // without a pool),
@@ -170,6 +172,8 @@ static_assert(!cfg::kPhased ||
                    cfg::kWTap0H + cfg::kWTapStepH * (cfg::kKH - 1) < cfg::kWKH &&
                    cfg::kWTap0W + cfg::kWTapStepW * (cfg::kKW - 1) < cfg::kWKW),
               "a phase has taps, and they lie inside the stored kernel");
+static_assert(!cfg::kZeroTaps || (cfg::kPhased && cfg::kKD * cfg::kKH * cfg::kKW == 1),
+              "a phase that no tap reaches runs as one tap of zeros");
 
 /// The position in y (flat over D, H, W) of the kernel's output position sp (flat over its
 /// kOut* grid): sp itself, or for an output phase kYPhase + kYStep * q per dim.
@@ -388,7 +392,7 @@ __device__ __forceinline__ void mmaSyncTile(float (&acc)[kMI][kNI][4], float *sm
       return;
     }
     const int k = kb + bK;
-    const bool kOk = k < kK;
+    const bool kOk = k < kK && !cfg::kZeroTaps;
     i64 wOff;
     constexpr i64 kNStep = cfg::kTransposed ? kWKVol : kK; // weight distance between columns
     if constexpr (cfg::kTransposed) {

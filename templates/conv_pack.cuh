@@ -14,14 +14,15 @@
 // eight channels, steps padded with zeros to a multiple of 4. Kernel p's taps are kPTaps[p][d]
 // per dim (d = D, H, W),
 // the stored tap of its tap j being kPTap0[p][d] + kPTapStep[p][d] * j (the identity for the one
-// kernel of a convolution without phases).
+// kernel of a convolution without phases). A kernel p with kPZero[p] set (an output phase no
+// tap reaches: ConvIgemm.cpp gives it one tap) gets rows of zeros.
 //
 // With kRound the weights are written rounded to TF32 (nearest, ties away), for kernels whose
 // tensor cores read them through descriptors and would otherwise truncate them.
 //
 // Expects in namespace cfg: kCin, kCout, kGroups, kTransposed, kWKD, kWKH, kWKW (the stored
 // kernel's extents), kKernels, kKPad, kChunk, kThreads, kOutSlot, kRound, and the __device__
-// arrays kPTaps, kPTap0, kPTapStep of kKernels * 3 entries.
+// arrays kPTaps, kPTap0, kPTapStep of kKernels * 3 entries and kPZero of kKernels.
 //
 //===--------------------------------------------------------------------------------===//
 
@@ -58,7 +59,7 @@ extern "C" __global__ void __launch_bounds__(cfg::kThreads) SINTER_KERNEL(const 
       j = k - ci * taps;
     }
     float v = 0.f;
-    if (ci < kCinG) {
+    if (ci < kCinG && !cfg::kPZero[p]) {
       const int jd = j / (t[1] * t[2]), jh = (j / t[2]) % t[1], jw = j % t[2];
       const int tap = ((t0[0] + ts[0] * jd) * cfg::kWKH + (t0[1] + ts[1] * jh)) * cfg::kWKW +
                       (t0[2] + ts[2] * jw);

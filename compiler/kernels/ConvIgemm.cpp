@@ -60,6 +60,10 @@ struct KernelShape {
   std::array<int64_t, 3> out, kernel, stride, padding, dilation;
   bool phased = false;
   std::array<int64_t, 3> yStep{1, 1, 1}, yPhase{0, 0, 0}, wTap0{0, 0, 0}, wTapStep{1, 1, 1};
+  /// An output phase that no tap reaches: it runs as one tap whose weights are zero (the
+  /// rows conv_pack.cuh writes for it, or kZeroTaps where the kernel reads the weight itself),
+  /// so that its outputs get the bias, the epilogue and the statistics as every phase's do.
+  bool zeroTaps = false;
 };
 
 /// The kernels `s` runs as, in launch order: `s` itself, or one per output phase.
@@ -74,6 +78,12 @@ llvm::SmallVector<KernelShape, 8> kernelShapes(const ConvSpec &s) {
     k.yPhase = p.phase;
     k.wTap0 = p.firstTap;
     k.wTapStep = p.tapStep;
+    if (p.tapVolume() == 0) {
+      // One tap at input q (offset 0), stored tap 0: in range and multiplied by zeros.
+      k.zeroTaps = true;
+      k.kernel = k.dilation = k.wTapStep = {1, 1, 1};
+      k.padding = k.wTap0 = {0, 0, 0};
+    }
     shapes.push_back(k);
   }
   return shapes;
@@ -86,7 +96,7 @@ std::string phaseName(const ConvSpec &s, const KernelShape &k) {
     which += (which.empty() ? "" : ",") + std::to_string(k.yPhase[d]);
     of += (of.empty() ? "" : "x") + std::to_string(k.yStep[d]);
   }
-  return "phase " + which + " of " + of;
+  return "phase " + which + " of " + of + (k.zeroTaps ? " (no tap reaches it: bias only)" : "");
 }
 
 /// The conv_igemm kernel for shape `k` of `s` (checked by the caller) with the given tile.
@@ -278,6 +288,7 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   }
   w.constantBool("kTransposed", s.transposed);
   w.constantBool("kPhased", shape.phased);
+  w.constantBool("kZeroTaps", shape.zeroTaps);
   for (int d = 0; d < 3; ++d) {
     std::string D = kDim[d];
     w.constant("kY" + D, s.out[d]);
@@ -457,16 +468,19 @@ KernelSource emitPack(const ConvSpec &s, llvm::ArrayRef<KernelShape> shapes, int
   w.constant("kThreads", kWeightRowsThreads);
   w.constant("kOutSlot", kConvPackSlot);
   w.constantBool("kRound", roundTf32);
-  std::vector<int64_t> taps, tap0, tapStep;
-  for (const KernelShape &k : shapes)
+  std::vector<int64_t> taps, tap0, tapStep, zero;
+  for (const KernelShape &k : shapes) {
     for (int d = 0; d < 3; ++d) {
       taps.push_back(k.kernel[d]);
       tap0.push_back(k.wTap0[d]);
       tapStep.push_back(k.wTapStep[d]);
     }
+    zero.push_back(k.zeroTaps);
+  }
   w.deviceConstantArray("kPTaps", taps);
   w.deviceConstantArray("kPTap0", tap0);
   w.deviceConstantArray("kPTapStep", tapStep);
+  w.deviceConstantArray("kPZero", zero);
   return weightRowsKernel(s, name, "conv_pack.cuh", w.finish(),
                           int64_t(shapes.size()) * s.Cout * kPad,
                           std::to_string(shapes.size()) + " x " + std::to_string(s.Cout) +
@@ -592,10 +606,6 @@ bool convIgemmSupports(const ConvSpec &s, std::string *whyNot) {
     if (s.in[d] < 1 || s.out[d] < 1 || s.kernel[d] < 1 || s.stride[d] < 1 || s.dilation[d] < 1)
       return no("a non-positive size, stride or dilation");
   }
-  // A phase with no taps would need a kernel that only writes the bias; conv_direct does it.
-  if (isPhased(s) && !everyPhaseHasTaps(s))
-    return no("an output phase that no tap reaches (kernel shorter than the stride, or "
-              "dilation sharing a factor with it)");
   // The template keeps input offsets within one image and k indices in 32-bit integers.
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (s.Cin * volume(s.in) > kMax || s.Cout * volume(s.out) > kMax ||

@@ -7,6 +7,7 @@
 //===--------------------------------------------------------------------------------===//
 #include "compiler/kernels/ConvShift.h"
 #include "compiler/kernels/ConvIgemm.h"
+#include "compiler/kernels/ConvPhases.h"
 #include "compiler/kernels/Emit.h"
 #include "compiler/kernels/TensorCoreMath.h"
 
@@ -291,6 +292,11 @@ bool convShiftSupports(const ConvSpec &s, std::string *whyNot) {
   }
   if (s.groups < 1 || s.Cin % s.groups || s.Cout % s.groups)
     return no("groups do not divide the channels");
+  // The phase walk would multiply zero rows for every grid row of such a phase (3/4 of the
+  // products of a 2-D stride 2, dilation 2); conv_igemm's phase kernels give it one tap.
+  if (s.transposed && !everyPhaseHasTaps(s))
+    return no("an output phase that no tap reaches (kernel shorter than the stride, or "
+              "dilation sharing a factor with it)");
   const int64_t cinG = s.Cin / s.groups;
   const ShiftGrid g = shiftGrid(s);
   const ShiftRows r = shiftRows(s, g);

@@ -3,7 +3,8 @@
 // A strided transposed convolution on conv_igemm runs as one kernel per output phase
 // (compiler/kernels/ConvPhases.h). Each case here is a small graph at odd shapes - 1-D, 2-D,
 // 3-D, output_padding, padding at or above half the kernel, a stride-1 dim beside strided
-// ones, dilation coprime with the stride, fewer outputs than the stride, groups (16 and 32
+// ones, dilation coprime with the stride or sharing a factor with it (phases no tap reaches),
+// a kernel shorter than the stride, fewer outputs than the stride, groups (16 and 32
 // channels each), bias, epilogues that read tensors at the output position, and norm tails
 // whose statistics come from the phase kernels' epilogues - compared with the float64 CPU
 // reference, first with fp32-accurate products (3xTF32: a tolerance of 1e-5 catches a single
@@ -47,6 +48,23 @@ const PhaseCase kPhaseCases[] = {
     {"convT2d_s2_dil3", 4, "anchor+epilogue",
      "graph g(%x: f32[2,48,6,5], %w: param f32[48,40,3,3]) { %y = conv_transpose(%x, %w) "
      "{stride = 2, padding = 1, dilation = 3} return %y }"},
+    // Phases that no tap reaches (dilation sharing a factor with the stride, a kernel
+    // shorter than the stride) run as one tap of zeros: bias, epilogue and statistics only.
+    {"convT2d_s2_dil2_tapless_phases", 4, "anchor+epilogue",
+     "graph g(%x: f32[2,48,6,7], %w: param f32[48,40,3,3], %b: param f32[40]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, padding = 1, dilation = 2} %r = tanh(%y) "
+     "return %r }"},
+    {"convT1d_k1_s2_kernel_shorter_than_stride", 2, "anchor+epilogue",
+     "graph g(%x: f32[3,256,9], %w: param f32[256,40,1], %b: param f32[40]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, output_padding = 1} %r = sigmoid(%y) return %r }"},
+    // 16 output channels: on mma.sync the 16-wide tile reads the weight itself (kZeroTaps).
+    {"convT2d_s2_dil2_16ch_tapless", 4, "anchor+epilogue",
+     "graph g(%x: f32[2,256,5,6], %w: param f32[256,16,3,3], %b: param f32[16]) { %y = "
+     "conv_transpose(%x, %w, %b) {stride = 2, dilation = 2} return %y }"},
+    {"convT3d_s2_dil2_tapless_groupnorm", 8, "conv+epilogue+norm+epilogue",
+     "graph g(%x: f32[2,32,3,4,3], %w: param f32[32,48,3,3,3], %b: param f32[48], %ga: param "
+     "f32[48], %be: param f32[48]) { %y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1, "
+     "dilation = 2} %r = relu(%y) %o = group_norm(%r, %ga, %be) {groups = 6} return %o }"},
     {"convT3d_k3_s2_p1_outpad", 8, "anchor+epilogue",
      "graph g(%x: f32[2,32,3,4,5], %w: param f32[32,40,3,3,3]) { %y = conv_transpose(%x, %w) "
      "{stride = 2, padding = 1, output_padding = 1} return %y }"},

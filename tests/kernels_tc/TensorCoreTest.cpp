@@ -102,27 +102,68 @@ TEST(ConvIgemm, TemplateRefusesPhaseConstantsOutsideTheConvolution) {
             std::string::npos);
 }
 
-TEST(ConvIgemm, RefusesPhasesThatNoTapReaches) {
-  const char *why1 = "an output phase that no tap reaches (kernel shorter than the stride, or "
-                     "dilation sharing a factor with it)";
-  // Kernel 1, stride 2: odd outputs get only the bias.
+TEST(ConvIgemm, RunsPhasesThatNoTapReachesAsOneTapOfZeros) {
+  // Whether the kernel of phase `i` is a tap of zeros (kZeroTaps and one tap), and the pack
+  // kernel's kPZero list.
+  auto zeroTaps = [](const KernelSource &k) {
+    const bool zero = k.source.find("constexpr bool kZeroTaps = true;") != std::string::npos;
+    if (zero)
+      for (const char *one : {"kKD = 1;", "kKH = 1;", "kKW = 1;"})
+        EXPECT_NE(k.source.find(one), std::string::npos) << k.name << " " << one;
+    else
+      EXPECT_NE(k.source.find("constexpr bool kZeroTaps = false;"), std::string::npos) << k.name;
+    return zero;
+  };
+  // Kernel 1, stride 2: only phase (0, 0) has a tap; the other three hold the bias.
   ConvSpec s = convSpec("k1_s2", true, 2, 1, 32, 32, 1, {1, 5, 5}, {1, 1, 1}, {1, 2, 2}, {0, 0, 0},
                         {1, 1, 1}, MathMode::Tf32);
+  s.hasBias = true;
   std::string why;
-  EXPECT_FALSE(convIgemmSupports(s, &why));
-  EXPECT_EQ(why, why1);
+  EXPECT_TRUE(convIgemmSupports(s, &why)) << why;
   auto k = emitConvIgemm(s);
-  ASSERT_FALSE(bool(k));
-  EXPECT_EQ(llvm::toString(k.takeError()), std::string("conv_igemm cannot run k1_s2: ") + why1);
-  // Dilation 2 with stride 2: taps only ever reach outputs of one parity.
-  s = convSpec("dil2_s2", true, 1, 1, 32, 32, 1, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1},
-               {1, 1, 2}, MathMode::Tf32);
-  EXPECT_FALSE(convIgemmSupports(s, &why));
-  EXPECT_EQ(why, why1);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  ASSERT_EQ(k->size(), 5u);
+  EXPECT_EQ(k->front().templateName, "conv_pack.cuh");
+  EXPECT_NE(k->front().source.find("kPZero[] = {0LL, 1LL, 1LL, 1LL};"), std::string::npos)
+      << k->front().source;
+  for (size_t i = 1; i < k->size(); ++i) {
+    EXPECT_EQ(zeroTaps((*k)[i]), i > 1) << (*k)[i].name;
+    EXPECT_EQ((*k)[i].tileConfig.find("(no tap reaches it: bias only)") != std::string::npos, i > 1)
+        << (*k)[i].tileConfig;
+  }
+  for (const KernelSource &ks : *k)
+    for (const char *arch : {"sm_90a", "sm_80"})
+      EXPECT_EQ(nvrtcCompile(ks.source, arch), "") << ks.name << " " << arch;
+  // Dilation 2 with stride 2 and padding 1 (1-D): even outputs get no tap. 3xTF32 on 16
+  // output channels:
+  // the 16-wide tile reads the weight itself, which kZeroTaps turns into zeros.
+  s = convSpec("dil2_s2", true, 1, 1, 64, 16, 1, {1, 1, 9}, {1, 1, 3}, {1, 1, 2}, {0, 0, 1},
+               {1, 1, 2}, MathMode::Tf32x3);
+  EXPECT_TRUE(convIgemmSupports(s, &why)) << why;
+  k = emitConvIgemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  ASSERT_EQ(k->size(), 2u);
+  EXPECT_TRUE(zeroTaps((*k)[0]));
+  EXPECT_FALSE(zeroTaps((*k)[1]));
+  for (const KernelSource &ks : *k) {
+    EXPECT_NE(ks.source.find("constexpr bool kPackedB = false;"), std::string::npos) << ks.name;
+    for (const char *arch : {"sm_90a", "sm_80"})
+      EXPECT_EQ(nvrtcCompile(ks.source, arch), "") << ks.name << " " << arch;
+  }
+  // The template refuses a tap of zeros that is not one tap of an output phase.
+  std::string tampered = (*k)[0].source;
+  const size_t at = tampered.find("kKW = 1;");
+  ASSERT_NE(at, std::string::npos);
+  tampered.replace(at, 8, "kKW = 2;");
+  EXPECT_NE(nvrtcCompile(tampered, "sm_90a").find("a phase that no tap reaches runs as one tap"),
+            std::string::npos);
   // Dilation 3 with stride 2 reaches every phase.
   s.dilation[2] = 3;
   s.out[2] = 8 * 2 - 2 + 6 + 1;
-  EXPECT_TRUE(convIgemmSupports(s, &why)) << why;
+  k = emitConvIgemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  for (const KernelSource &ks : *k)
+    EXPECT_FALSE(zeroTaps(ks)) << ks.name;
 }
 
 TEST(ConvIgemm, PhasesWithoutOutputsGetNoKernel) {
