@@ -565,8 +565,11 @@ llvm::Expected<std::vector<KernelSource>> emitKernels(const ConvSpec &s,
     pack |= !direct && tileTakesPackedB(tiles[i]);
   }
   std::vector<KernelSource> kernels;
+  // wgmma reads B through descriptors and would truncate it to TF32: the rows are written
+  // rounded (to nearest), as mma.sync's operands are (a truncated B biases every product
+  // towards zero: about 3.5e-4 of each output, where rounding leaves an unbiased error).
   if (pack)
-    kernels.push_back(emitPack(s, shapes, kPad, wgmma ? wgmma->ciChunk : 0));
+    kernels.push_back(emitPack(s, shapes, kPad, wgmma ? wgmma->ciChunk : 0, wgmma.has_value()));
   for (size_t i = 0; i < shapes.size(); ++i) {
     const KernelShape &shape = shapes[i];
     std::string name = shapes.size() == 1 ? s.kernelName : s.kernelName + "_p" + std::to_string(i);
