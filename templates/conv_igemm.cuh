@@ -47,7 +47,8 @@
 // kOutD/H/W, kKD/H/W, kSD/H/W, kPD/H/W, kDD/H/W, kTransposed, kPhased, kYD/H/W,
 // kYStepD/H/W, kYPhaseD/H/W, kWKD/H/W, kWTap0D/H/W, kWTapStepD/H/W (without kPhased: the
 // identity, kY* = kOut*, kWK* = kK*), kZeroTaps (a phase no tap reaches, run as one tap whose
-// weights are zero: the 4-byte B copies zero-fill; packed rows are zeros already), kHasBias,
+// weights are zero: the 4-byte B copies zero-fill, packed rows are zeros already, and A is
+// zero too, so that non-finite inputs stay out of the phase's outputs), kHasBias,
 // kStoreOutput,
 // kAccumulateStats, kStatsSquares (the sums of squares too; else left at zero), kCReduce,
 // kSoftmax, kPoolKind, kPKH, kPKW, kPOH, kPOW (pooled extents), kPoolBlocksW (any values
@@ -373,6 +374,8 @@ __device__ __forceinline__ void mmaSyncTile(float (&acc)[kMI][kNI][4], float *sm
         else
           ok = e.y != 31 && ((maskD[r] >> (e.y & 255)) & (maskH[r] >> ((e.y >> 8) & 255)) &
                              (maskW[r] >> (e.y >> 16)) & 1u);
+        if constexpr (cfg::kZeroTaps)
+          ok = false; // zeros, so that a NaN or Inf in x reaches no output of the phase
         const int row = (lane & 7) + 8 * (warp + kWarps * r);
         mma::cpAsync4(as + row * kAStride + kr, ok ? aBase[r] + e.x : x, ok);
       }

@@ -481,10 +481,15 @@ __device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, co
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const int step = g * 4 + j < kSteps ? g * 4 + j : 0;
-          a[j][0] = mma::toTf32Operand(r0[stepOffset(step, 0)]);
-          a[j][1] = mma::toTf32Operand(r1[stepOffset(step, 0)]);
-          a[j][2] = mma::toTf32Operand(r0[stepOffset(step, 4)]);
-          a[j][3] = mma::toTf32Operand(r1[stepOffset(step, 4)]);
+          if constexpr (cfg::kZeroTaps) {
+            // A phase no tap reaches: zeros, so that a NaN or Inf in x reaches no output.
+            a[j][0] = a[j][1] = a[j][2] = a[j][3] = 0u;
+          } else {
+            a[j][0] = mma::toTf32Operand(r0[stepOffset(step, 0)]);
+            a[j][1] = mma::toTf32Operand(r1[stepOffset(step, 0)]);
+            a[j][2] = mma::toTf32Operand(r0[stepOffset(step, 4)]);
+            a[j][3] = mma::toTf32Operand(r1[stepOffset(step, 4)]);
+          }
         }
         if (g == kStagesPerChunk - 1 && mi == MI - 1)
           sm90::mbarArrive(bars.emptyX + (cg & 1) * 8); // the box's last loads are done

@@ -18,6 +18,8 @@
 #include "compiler/Pipeline.h"
 #include "ir/Parser.h"
 
+#include <limits>
+
 namespace sinter::test {
 namespace {
 
@@ -145,6 +147,41 @@ TEST_P(GpuConvPhases, RunsOnTensorCoresAndMatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Phases, GpuConvPhases, ::testing::ValuesIn(kPhaseCases),
                          [](const auto &info) { return std::string(info.param.name); });
+
+TEST(GpuConvPhasesNonFinite, ANaNInputReachesOnlyTheOutputsItsTapsReach) {
+  // Stride 2, dilation 2, padding 1: only odd (h, w) outputs get taps; the three other
+  // phases run as one tap of zeros, which must not turn an input's NaN or Inf into theirs.
+  const char *sir = "graph g(%x: f32[2,48,6,7], %w: param f32[48,40,3,3], %b: param f32[40]) { "
+                    "%y = conv_transpose(%x, %w, %b) {stride = 2, padding = 1, dilation = 2} "
+                    "return %y }";
+  auto graphs = parseSir(sir, "nan.sir");
+  ASSERT_TRUE(bool(graphs)) << llvm::toString(graphs.takeError());
+  for (Precision p : {Precision::Fp32, Precision::Auto}) {
+    auto result = runPipeline(graphs->front(), {p, "sm_90a", false});
+    ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+    int biasOnly = 0;
+    for (const PlannedKernel &k : result->plan.kernels)
+      biasOnly += k.source.tileConfig.find("no tap reaches it") != std::string::npos;
+    EXPECT_EQ(biasOnly, 3);
+  }
+  SINTER_REQUIRE_GPU();
+  // x[0, 0, 0, 0] reaches outputs (1 or 3, 1 or 3) of every channel of image 0 (NaN in the
+  // reference); x[1, 5, 3, 4] is infinite. Every other output is finite in the reference,
+  // and runAndCompare counts each output whose finiteness differs from it.
+  auto poison = [](TensorMap &data) {
+    std::vector<float> &x = data.at("x").data;
+    x[0] = std::numeric_limits<float>::quiet_NaN();
+    x[((1 * 48 + 5) * 6 + 3) * 7 + 4] = std::numeric_limits<float>::infinity();
+  };
+  for (Precision p : {Precision::Fp32, Precision::Auto}) {
+    JitOptions options;
+    options.precision = p;
+    GpuRun run = runAndCompare(graphs->front(), 5, options, 0, poison);
+    ASSERT_EQ(run.errors.size(), 1u);
+    EXPECT_EQ(run.errors[0].nonFinite, 0) << run.kernelList;
+    EXPECT_LT(run.errors[0].relL2, run.tolerance) << run.kernelList;
+  }
+}
 
 } // namespace
 } // namespace sinter::test

@@ -22,10 +22,10 @@ OutputError compare(const std::string &name, const std::vector<float> &got,
   e.name = name;
   double num = 0, den = 0;
   for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
-    if (!std::isfinite(got[i]) && std::isfinite(want[i])) {
+    if (std::isfinite(got[i]) != std::isfinite(want[i]))
       ++e.nonFinite;
+    if (!std::isfinite(got[i]) || !std::isfinite(want[i]))
       continue;
-    }
     double d = double(got[i]) - want[i];
     num += d * d;
     den += want[i] * want[i];
@@ -57,7 +57,7 @@ GpuRun runAndCompare(const Graph &graph, uint64_t seed, Precision precision,
 }
 
 GpuRun runAndCompare(const Graph &graph, uint64_t seed, const JitOptions &options,
-                     unsigned referenceThreads) {
+                     unsigned referenceThreads, const std::function<void(TensorMap &)> &edit) {
   GpuRun run;
   auto compiled = compileGraph(graph, options);
   if (!compiled) {
@@ -82,6 +82,8 @@ GpuRun runAndCompare(const Graph &graph, uint64_t seed, const JitOptions &option
     return run;
   }
   TensorMap data = randomBindings(graph, seed);
+  if (edit)
+    edit(data);
   DeviceBuffers dev{*api, {}};
   for (const BufferSpec &b : plan.buffers) {
     if (b.kind == BufferSpec::Kind::Workspace || b.aliasOf >= 0)

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 namespace sinter::test {
@@ -31,7 +32,8 @@ std::string noGpuReason();
 struct OutputError {
   std::string name;
   double relL2 = 0, maxAbs = 0;
-  int64_t nonFinite = 0; ///< outputs that are NaN/inf where the reference is finite
+  /// Outputs that are NaN/inf where the reference is finite, or finite where it is not.
+  int64_t nonFinite = 0;
 };
 
 struct GpuRun {
@@ -45,16 +47,19 @@ struct GpuRun {
 /// Failures (compile, run) are reported through gtest and leave the result empty.
 GpuRun runAndCompare(const Graph &graph, uint64_t seed, Precision precision = Precision::Auto,
                      unsigned referenceThreads = 0);
-/// The same with the compile options given (e.g. JitOptions::normInKernelWherePossible).
+/// The same with the compile options given (e.g. JitOptions::normInKernelWherePossible),
+/// and `edit`, where given, applied to the random inputs before both runs.
 GpuRun runAndCompare(const Graph &graph, uint64_t seed, const JitOptions &options,
-                     unsigned referenceThreads = 0);
+                     unsigned referenceThreads = 0,
+                     const std::function<void(TensorMap &)> &edit = nullptr);
 
 /// Parses `text` (one graph) and runs runAndCompare; asserts every output is within the
 /// tolerance.
 void expectMatchesReference(const std::string &text, uint64_t seed = 1,
                             Precision precision = Precision::Auto);
 
-/// Relative L2 and max-abs error of `got` against `want`.
+/// Relative L2 and max-abs error of `got` against `want`, over the outputs where `want` is
+/// finite.
 OutputError compare(const std::string &name, const std::vector<float> &got,
                     const std::vector<double> &want);
 

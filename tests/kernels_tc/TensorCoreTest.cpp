@@ -134,6 +134,19 @@ TEST(ConvIgemm, RunsPhasesThatNoTapReachesAsOneTapOfZeros) {
   for (const KernelSource &ks : *k)
     for (const char *arch : {"sm_90a", "sm_80"})
       EXPECT_EQ(nvrtcCompile(ks.source, arch), "") << ks.name << " " << arch;
+  // The same on the wgmma engine: its pack rounds to TF32 and writes the zero rows.
+  s.wgmma = true;
+  k = emitConvIgemm(s);
+  ASSERT_TRUE(bool(k)) << llvm::toString(k.takeError());
+  ASSERT_EQ(k->size(), 5u);
+  EXPECT_NE(k->front().source.find("constexpr bool kRound = true;"), std::string::npos);
+  EXPECT_NE(k->front().source.find("kPZero[] = {0LL, 1LL, 1LL, 1LL};"), std::string::npos);
+  for (size_t i = 1; i < k->size(); ++i) {
+    EXPECT_NE((*k)[i].source.find("constexpr int kEngine = 1;"), std::string::npos);
+    EXPECT_EQ(zeroTaps((*k)[i]), i > 1) << (*k)[i].name;
+  }
+  for (const KernelSource &ks : *k)
+    EXPECT_EQ(nvrtcCompile(ks.source, "sm_90a"), "") << ks.name;
   // Dilation 2 with stride 2 and padding 1 (1-D): even outputs get no tap. 3xTF32 on 16
   // output channels:
   // the 16-wide tile reads the weight itself, which kZeroTaps turns into zeros.
