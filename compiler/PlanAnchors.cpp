@@ -79,7 +79,7 @@ constexpr int64_t kMinIgemmChannels = 32, kMinNarrowIgemmChannels = 16, kMinIgem
 /// stride-th word of the output stored by each kernel. Below this mean reduction it stays on
 /// conv_direct. Fitted to 20 random chains on an H200 (2026-11-29, against conv_direct in the
 /// same runs): means of 64-72 terms ran 0.73-0.92x (two 1.02x and 1.29x), 108 and more
-/// 1.28-11.5x (one exception: a stride-3 kernel of 2 taps, 113 terms, 0.88x).
+/// 1.28-11.6x (one exception: a stride-3 kernel of 2 taps, 113 terms, memory-bound, 0.89x).
 constexpr int64_t kMinTaplessIgemmDepth = 96;
 
 bool useIgemm(const ConvSpec &s, std::string *whyNot = nullptr) {
