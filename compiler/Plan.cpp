@@ -1,4 +1,5 @@
 //===- compiler/Plan.cpp - buffers, launches and the per-group dispatch ------------===//
+#include "compiler/Epilogue.h"
 #include "compiler/PlanBuilder.h"
 
 #include "ir/Error.h"
@@ -129,9 +130,10 @@ void PlanBuilder::fill(int buffer, uint32_t word) {
 
 double PlanBuilder::chainSideBytes(int group, const std::map<int, int> &slots) const {
   // The emitters count their anchor's operands and outputs; what the fused elementwise chains
-  // read besides (a residual input, a gate, per-channel params) is bound at slots 8..15 and
-  // read once per output element of the kernel, so its whole tensor crosses DRAM once (a
-  // tensor the kernel also reads as its own operand, below slot 8, is counted there).
+  // read besides (a residual input, a gate, per-channel params) is bound at the chain slots
+  // (kFirstChainSlot on) and read once per output element of the kernel, so its whole tensor
+  // crosses DRAM once (a tensor the kernel also reads as its own operand, below them, is
+  // counted there).
   const FusionGroup &grp = fusion.groups[group];
   llvm::SmallVector<int, 32> chains;
   for (const auto *chain : {&grp.epilogue, &grp.normEpilogue, &grp.reduceEpilogue,
@@ -153,7 +155,7 @@ double PlanBuilder::chainSideBytes(int group, const std::map<int, int> &slots) c
       bool side = false, own = false; // bound for the chain / as the kernel's own operand
       for (auto [slot, b] : slots)
         if (b == buf->second)
-          (slot >= 8 ? side : own) = true;
+          (slot >= kFirstChainSlot ? side : own) = true;
       if (side && !own) {
         bytes += double(graph.type(o.value).bytes());
         counted.push_back(o.value);
