@@ -45,7 +45,8 @@ struct ConvPhase {
 llvm::SmallVector<ConvPhase, 8> transposedConvPhases(const ConvSpec &s);
 
 /// Whether every output phase of the transposed convolution `s` is reached by a tap (a phase
-/// without taps holds only the bias, which conv_direct writes).
+/// without taps holds only the bias: conv_igemm runs it as one tap of zeros, conv_shift
+/// refuses such convolutions, conv_direct computes them as they are).
 inline bool everyPhaseHasTaps(const ConvSpec &s) {
   for (const ConvPhase &p : transposedConvPhases(s))
     if (p.tapVolume() == 0)
