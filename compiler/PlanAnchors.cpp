@@ -781,7 +781,7 @@ llvm::Expected<bool> planGemv(PlanBuilder &b, int gi) {
     slots[slot] = b.bufferOf(value);
   if (auto err = b.launch(emitReduce(spec), gi, "anchor + epilogue (a dot product per row)",
                           MathMode::Ffma, slots))
-    return std::move(err);
+    return err;
   return true;
 }
 

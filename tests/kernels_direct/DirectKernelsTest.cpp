@@ -626,9 +626,11 @@ TEST(ConvMma, RefusesWhatItCannotRunWithAReason) {
             "ffma: conv_mma tile 1x1x24 does not split into 4 warps of whole m16 tiles");
   // Useful share: S2's 8x8 groups fill every tile; a depthwise convolution 1/8 of N and 9/16
   // of K.
-  for (const ConvCase &c : convCases())
-    if (c.spec.kernelName == "s2_convt2d_gelu_stats")
+  for (const ConvCase &c : convCases()) {
+    if (c.spec.kernelName == "s2_convt2d_gelu_stats") {
       EXPECT_DOUBLE_EQ(convMmaUsefulShare(c.spec), 1.0);
+    }
+  }
   ConvSpec dw = conv("dw", false, 2, 1, 8, 8, 8, {1, 9, 9}, {1, 3, 3}, {1, 1, 1}, {0, 0, 0},
                      {1, 1, 1}, {0, 0, 0}, false);
   EXPECT_DOUBLE_EQ(convMmaUsefulShare(dw), 1.0 / 8 * 9.0 / 16);
