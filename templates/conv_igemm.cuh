@@ -125,7 +125,7 @@ static_assert(kARows >= 1 && cfg::kBM % (8 * (kThreads / 32)) == 0,
               "A loader: whole groups of 8 rows per warp");
 static_assert(cfg::kBK % 4 == 0, "A loader: 4 k per row per instruction");
 static_assert(kThreads % cfg::kBK == 0, "B loader: whole rows of k per pass");
-static_assert(!cfg::kPackedB || (cfg::kBN * cfg::kBK / 4) % kThreads == 0,
+static_assert(!cfg::kPackedB || kWgmma || (cfg::kBN * cfg::kBK / 4) % kThreads == 0,
               "packed B loader: whole 16-byte pieces per thread");
 static_assert(cfg::kBM % (16 * cfg::kWarpsM) == 0 && cfg::kBN % (8 * cfg::kWarpsN) == 0,
               "warp tiles are whole mma tiles");

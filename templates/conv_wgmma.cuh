@@ -135,15 +135,17 @@ static_assert(sinter::sm90::kProducerThreads * kPingpongProducerRegs +
                       kConsumers * kPingpongConsumerRegs <=
                   (sinter::sm90::kProducerThreads + kConsumers) * 168,
               "setmaxnreg: the consumers take no more than the producer gives back");
-static_assert(!kOn || cfg::kMinBlocks == 1 || (cfg::kMinBlocks == 2 && cfg::kBN == 64),
-              "two blocks an SM: 64-channel tiles");
+static_assert(!kOn || cfg::kMinBlocks == 1 || (cfg::kMinBlocks == 2 && cfg::kBN <= 64),
+              "two blocks an SM: tiles of at most 64 channels");
 static_assert(!kOn || (cfg::kBM == 128 && cfg::kWarpsN == 1 &&
                        (cfg::kPingpong ? cfg::kWarpsM == 4 : cfg::kWarpsM == 8)),
               "two consumer warpgroups of 64 rows of a tile (the epilogue's 8 x 1 warps), or "
               "with kPingpong 128 rows each of its own tile (4 x 1 warps)");
 static_assert(!cfg::kPingpong || (cfg::kMinBlocks == 1 && cfg::kBN <= 128),
               "alternating warpgroups: one block an SM, at most 128 accumulator columns");
-static_assert(!kOn || cfg::kBN == 64 || cfg::kBN == 128 || cfg::kBN == 256, "wgmma widths");
+static_assert(!kOn || cfg::kBN == 8 || cfg::kBN == 16 || cfg::kBN == 32 || cfg::kBN == 64 ||
+                  cfg::kBN == 128 || cfg::kBN == 256,
+              "wgmma widths");
 static_assert(!kOn || cfg::kMath == sinter::mma::kMathTf32, "TF32 only");
 static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
                        cfg::kRowStride % 4 == 0 && cfg::kWLead % 4 == 0),

@@ -70,22 +70,25 @@ __device__ __forceinline__ float smallPart(float x) {
 /// The engine's copy of a ROWS x 32 K-major tile at (r0, k0) of a matrix with RMAX rows, KMAX
 /// columns and row pitch LD (a multiple of 4) into the swizzled layout above, by producer
 /// thread ptid: 16-byte chunks, eight threads per 128-byte row, zero-filled outside. Thread
-/// ptid copies chunk ptid % 8 of rows ptid / 8 + 16 j, which share one swizzle, so that its
-/// addresses are one base plus constant steps (the producer's instruction count bounded the
-/// engine: measured 30% tensor-pipe use when each chunk recomputed its address). r0 is a
-/// multiple of ROWS and k0 of 32, so that a matrix of whole tiles needs no bounds tests.
+/// ptid copies chunk ptid % 8 of rows ptid / 8 + 16 j (an 8-row tile: the first 64 threads),
+/// which share one swizzle, so that its addresses are one base plus constant steps (the
+/// producer's instruction count bounded the engine: measured 30% tensor-pipe use when each
+/// chunk recomputed its address). r0 is a multiple of ROWS and k0 of 32, so that a matrix of
+/// whole tiles needs no bounds tests.
 template <int ROWS, i64 LD, i64 RMAX, i64 KMAX>
 __device__ __forceinline__ void copyTileSwizzled(float *s, const float *g, i64 r0, i64 k0,
                                                  int ptid) {
   constexpr int kRowStep = kProducerThreads / 8;
-  static_assert(ROWS % kRowStep == 0, "whole rows per pass");
+  static_assert(ROWS % kRowStep == 0 || ROWS == 8, "whole rows per pass, or one 8-row pass");
   constexpr bool kWholeRows = RMAX % ROWS == 0, kWholeK = KMAX % 32 == 0;
   const int r = ptid >> 3, c = (ptid & 7) * 4;
+  if (ROWS < kRowStep && r >= ROWS) // an 8-row tile: half the producer copies it
+    return;
   float *dst = s + swizzled(r, c);
   const bool kOk = kWholeK || k0 + c < KMAX;
   const float *src = g + (r0 + r) * LD + k0 + c;
 #pragma unroll
-  for (int j = 0; j < ROWS / kRowStep; ++j) {
+  for (int j = 0; j < (ROWS + kRowStep - 1) / kRowStep; ++j) {
     const bool ok = kOk && (kWholeRows || r0 + r + j * kRowStep < RMAX);
     if (kWholeRows && kWholeK)
       mma::cpAsync16(dst + j * kRowStep * 32, src + (i64)j * kRowStep * LD);
@@ -253,8 +256,7 @@ template <int N> __device__ __forceinline__ void wgmmaWait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-
-// One wgmma per width N (64, 128, 256): d (64 x N, fp32) = A (64 x 8) * B (N x 8) +
+// One wgmma per width N (8, 16, 32, 64, 128, 256): d (64 x N, fp32) = A (64 x 8) * B (N x 8) +
 // (accumulate ? d : 0), B through its descriptor, A through a descriptor or, from registers,
 // as thread (warp w of the warpgroup, g = lane / 4, t = lane % 4) holding rows 16 w + g
 // (a0, a2) and 16 w + g + 8 (a1, a3) at k = t (a0, a1) and t + 4 (a2, a3). The accumulators
@@ -264,41 +266,60 @@ template <int N> __device__ __forceinline__ void wgmmaWait() {
   SINTER_WG_D1(d, b), SINTER_WG_D1(d, b + 1), SINTER_WG_D1(d, b + 2), SINTER_WG_D1(d, b + 3), \
       SINTER_WG_D1(d, b + 4), SINTER_WG_D1(d, b + 5), SINTER_WG_D1(d, b + 6),                 \
       SINTER_WG_D1(d, b + 7)
-#define SINTER_WG_D64(d) SINTER_WG_D8(d, 0)
-#define SINTER_WG_D128(d) SINTER_WG_D8(d, 0), SINTER_WG_D8(d, 8)
-#define SINTER_WG_D256(d) SINTER_WG_D128(d), SINTER_WG_D8(d, 16), SINTER_WG_D8(d, 24)
+#define SINTER_WG_D2(d, b) SINTER_WG_D1(d, b), SINTER_WG_D1(d, b + 1)
+#define SINTER_WG_D4(d, b) SINTER_WG_D2(d, b), SINTER_WG_D2(d, b + 2)
+#define SINTER_WG_N8(d) SINTER_WG_D1(d, 0)
+#define SINTER_WG_N16(d) SINTER_WG_D2(d, 0)
+#define SINTER_WG_N32(d) SINTER_WG_D4(d, 0)
+#define SINTER_WG_N64(d) SINTER_WG_D8(d, 0)
+#define SINTER_WG_N128(d) SINTER_WG_D8(d, 0), SINTER_WG_D8(d, 8)
+#define SINTER_WG_N256(d) SINTER_WG_N128(d), SINTER_WG_D8(d, 16), SINTER_WG_D8(d, 24)
+#define SINTER_WG_R8 "{%0, %1, %2, %3}"
+#define SINTER_WG_R16 "{%0, %1, %2, %3, %4, %5, %6, %7}"
+#define SINTER_WG_R32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
 #define SINTER_WG_R64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
 #define SINTER_WG_R128 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
 #define SINTER_WG_R256 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
 // R0 .. R5: the operand indices after the N / 2 accumulators. From shared memory: descA R0,
 // descB R1, accumulate R2; A from registers: a R0 .. R3, descB R4, accumulate R5.
-#define SINTER_WGMMA_TF32(N, R0, R1, R2, R3, R4, R5)                                   \
-  __device__ __forceinline__ void wgmmaTf32(float (&d)[N / 8][4], unsigned long long descA, \
-                                            unsigned long long descB, int accumulate) {     \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #R2 ", 0;\n"                         \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " SINTER_WG_R##N    \
-                 ", %" #R0 ", %" #R1 ", p, 1, 1;\n}\n"                                          \
-                 : SINTER_WG_D##N(d)                                                          \
-                 : "l"(descA), "l"(descB), "r"(accumulate));                                  \
-  }                                                                                           \
-  __device__ __forceinline__ void wgmmaTf32(float (&d)[N / 8][4], const unsigned (&a)[4],   \
-                                            unsigned long long descB, int accumulate) {     \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #R5 ", 0;\n"                         \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " SINTER_WG_R##N    \
-                 ", {%" #R0 ", %" #R1 ", %" #R2 ", %" #R3 "}, %" #R4 ", p, 1, 1;\n}\n"          \
-                 : SINTER_WG_D##N(d)                                                          \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate)); \
+#define SINTER_WGMMA_TF32(N, R0, R1, R2, R3, R4, R5)                                               \
+  __device__ __forceinline__ void wgmmaTf32(float(&d)[N / 8][4], unsigned long long descA,         \
+                                            unsigned long long descB, int accumulate) {            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #R2 ", 0;\n"                                 \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " SINTER_WG_R##N         \
+                 ", %" #R0 ", %" #R1 ", p, 1, 1;\n}\n"                                             \
+                 : SINTER_WG_N##N(d)                                                               \
+                 : "l"(descA), "l"(descB), "r"(accumulate));                                       \
+  }                                                                                                \
+  __device__ __forceinline__ void wgmmaTf32(float(&d)[N / 8][4], const unsigned(&a)[4],            \
+                                            unsigned long long descB, int accumulate) {            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #R5 ", 0;\n"                                 \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " SINTER_WG_R##N         \
+                 ", {%" #R0 ", %" #R1 ", %" #R2 ", %" #R3 "}, %" #R4 ", p, 1, 1;\n}\n"             \
+                 : SINTER_WG_N##N(d)                                                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate));       \
   }
+SINTER_WGMMA_TF32(8, 4, 5, 6, 7, 8, 9)
+SINTER_WGMMA_TF32(16, 8, 9, 10, 11, 12, 13)
+SINTER_WGMMA_TF32(32, 16, 17, 18, 19, 20, 21)
 SINTER_WGMMA_TF32(64, 32, 33, 34, 35, 36, 37)
 SINTER_WGMMA_TF32(128, 64, 65, 66, 67, 68, 69)
 SINTER_WGMMA_TF32(256, 128, 129, 130, 131, 132, 133)
 #undef SINTER_WGMMA_TF32
+#undef SINTER_WG_R8
+#undef SINTER_WG_R16
+#undef SINTER_WG_R32
 #undef SINTER_WG_R64
 #undef SINTER_WG_R128
 #undef SINTER_WG_R256
-#undef SINTER_WG_D64
-#undef SINTER_WG_D128
-#undef SINTER_WG_D256
+#undef SINTER_WG_N8
+#undef SINTER_WG_N16
+#undef SINTER_WG_N32
+#undef SINTER_WG_N64
+#undef SINTER_WG_N128
+#undef SINTER_WG_N256
+#undef SINTER_WG_D4
+#undef SINTER_WG_D2
 #undef SINTER_WG_D8
 #undef SINTER_WG_D1
 

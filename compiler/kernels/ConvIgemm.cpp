@@ -108,9 +108,10 @@ struct BRows {
   int64_t kernels = 1; ///< kernels whose rows conv_pack.cuh writes one after another
 };
 
-/// Whether `tile`'s B tile splits into whole 16-byte pieces per thread.
+/// Whether `tile` reads packed weight rows: engine 1 always (its producer copies them, or TMA
+/// does), engine 0 where its B tile splits into whole 16-byte pieces per thread.
 bool tileTakesPackedB(const ConvTile &tile) {
-  return (tile.bn * tile.bk / 4) % (32 * tile.warpsM * tile.warpsN) == 0;
+  return tile.wgmma || (tile.bn * tile.bk / 4) % (32 * tile.warpsM * tile.warpsN) == 0;
 }
 
 /// Engine 1 (conv_wgmma.cuh): rows per block tile, and the input box a kernel's blocks copy
@@ -217,8 +218,24 @@ bool wgmmaTakesTmaB(const ConvSpec &s, const KernelShape &k, const ConvIgemmTile
   return wgmmaRowLength(s, k, t.ciChunk) / 32 >= 4; // a weight row holds a tile's stages
 }
 
-/// Engine 1 runs two blocks an SM on 64-channel tiles whose reduction has at most this many
-/// terms (convWgmmaTile; measured on 72 to 432).
+/// The widths of engine 1's tiles: its wgmma.mma_async instantiations (wgmma.cuh).
+bool isWgmmaWidth(int64_t bn) {
+  return bn == 8 || bn == 16 || bn == 32 || bn == 64 || bn == 128 || bn == 256;
+}
+
+/// Engine 1's tile width for groups of coutG output channels: the narrowest that holds them
+/// up to 64, else 128 (wider groups take several tiles). A narrower tile reads the same input
+/// boxes and weight rows and multiplies no columns past the group: a group of 8 channels on
+/// a 64-wide tile spent 7/8 of its products on padding.
+int64_t wgmmaWidth(int64_t coutG) {
+  for (int64_t bn : {8, 16, 32, 64})
+    if (coutG <= bn)
+      return bn;
+  return 128;
+}
+
+/// Engine 1 runs two blocks an SM on tiles of at most 64 channels whose reduction has at most this
+/// many terms (convWgmmaTile; measured on 72 to 432).
 constexpr int64_t kTwoBlockReduction = 512;
 
 llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &shape,
@@ -241,14 +258,14 @@ llvm::Expected<KernelSource> emitKernel(const ConvSpec &s, const KernelShape &sh
   const WgBox box = tile.wgmma ? wgmmaBox(s, shape) : WgBox{};
   if (tile.wgmma) {
     if (tile.bm != kWgRows || tile.warpsM != (tile.pingpong ? 4 : 8) || tile.warpsN != 1 ||
-        tile.bk != 32 || (tile.bn != 64 && tile.bn != 128 && tile.bn != 256) || tile.stages < 3 ||
-        tile.ciChunk % 8 || tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed ||
-        tile.minBlocks < 1 || tile.minBlocks > 2 || (tile.minBlocks == 2 && tile.bn != 64) ||
+        tile.bk != 32 || !isWgmmaWidth(tile.bn) || tile.stages < 3 || tile.ciChunk % 8 ||
+        tile.ciChunk < 8 || s.math != MathMode::Tf32 || !bRows.packed || tile.minBlocks < 1 ||
+        tile.minBlocks > 2 || (tile.minBlocks == 2 && tile.bn > 64) ||
         (tile.pingpong && (tile.minBlocks != 1 || tile.bn > 128)))
-      return makeError(name + ": not a conv_wgmma tile (128 x 64/128/256, 8 x 1 warps or 4 x 1 "
-                              "alternating, 32-deep stages, chunks of 8k channels, TF32, packed "
-                              "rows; two blocks an SM only 64 channels wide; alternating "
-                              "warpgroups one block an SM, at most 128 wide)");
+      return makeError(name + ": not a conv_wgmma tile (128 x 8/16/32/64/128/256, 8 x 1 warps "
+                              "or 4 x 1 alternating, 32-deep stages, chunks of 8k channels, "
+                              "TF32, packed rows; two blocks an SM at most 64 channels wide; "
+                              "alternating warpgroups one block an SM, at most 128 wide)");
     if (wgmmaSharedBytes(tile, box, s.accumulateStats) > sharedPerBlock(tile.minBlocks))
       return makeError(name + ": the input box of conv_wgmma does not fit shared memory" +
                        (tile.minBlocks > 1 ? " (two blocks an SM)" : ""));
@@ -642,7 +659,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   if (!convIgemmSupports(s, &why))
     return no(why);
   const int64_t cinG = s.Cin / s.groups, coutG = s.Cout / s.groups;
-  ConvIgemmTile t{kWgRows, coutG <= 64 ? 64 : 128, 32, 8, 1, 4, 1, true, 8};
+  ConvIgemmTile t{kWgRows, int(wgmmaWidth(coutG)), 32, 8, 1, 4, 1, true, 8};
   llvm::SmallVector<KernelShape, 8> shapes = kernelShapes(s);
   // The kernel indexes its tiles with 32-bit integers.
   for (const KernelShape &k : shapes)
@@ -681,8 +698,8 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
       break;
     }
   }
-  // Two blocks an SM where the tile is 64 channels wide and the reduction shallow: a tile's
-  // epilogue (its stores and the fused elementwise chain, a long dependent run on two
+  // Two blocks an SM where the tile is at most 64 channels wide and the reduction shallow: a
+  // tile's epilogue (its stores and the fused elementwise chain, a long dependent run on two
   // consumer warps a scheduler) then takes as long as its products or longer, and one
   // block's epilogue runs beside the other's products. 4 B stages and the chosen chunk, or
   // smaller chunks where its boxes leave no room. Measured against one block an SM in the
@@ -691,7 +708,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   // 1.08-1.16, convt1d_dil_grouped_sum_c_sigmoid 0.52 -> 0.45, three more 2-4% faster,
   // conv2d_min_tanh_tanh 1-3% slower. 128-wide tiles need more registers than two blocks of
   // 384 threads leave (ptxas refuses the wgmma at 80).
-  if (t.bn == 64 && convIgemmMeanReduction(s) <= kTwoBlockReduction) {
+  if (t.bn <= 64 && convIgemmMeanReduction(s) <= kTwoBlockReduction) {
     ConvIgemmTile c = t;
     c.minBlocks = 2;
     c.stages = 4;

@@ -70,9 +70,10 @@ int64_t convIgemmMeanReduction(const ConvSpec &s);
 struct ConvIgemmTile {
   int bm = 128, bn = 128, bk = 32, warpsM = 2, warpsN = 4, stages = 4;
   /// Blocks per SM the register budget must allow; engine 1: blocks per SM of its
-  /// persistent launch, 1 or (64-channel tiles) 2.
+  /// persistent launch, 1 or (tiles of at most 64 channels) 2.
   int minBlocks = 1;
-  /// Engine 1 (conv_wgmma.cuh): 128 x bn tiles, two consumer warpgroups (warpsM 8, warpsN
+  /// Engine 1 (conv_wgmma.cuh): 128 x bn tiles (bn 8 to 256, the narrowest that holds a
+  /// group up to 64 channels), two consumer warpgroups (warpsM 8, warpsN
   /// 1, bk 32) and a producer; stages counts B stages; ciChunk channels per input box (0:
   /// chosen).
   bool wgmma = false;
@@ -85,10 +86,9 @@ struct ConvIgemmTile {
 
 /// The engine-1 tile for `s` (every kernel of it on the input-box engine), or none when
 /// `s` does not fit it: not TF32, no wgmma target, a strided input walk, or a box too large
-/// for shared memory. whyNot gets the reason. 64-channel tiles of a reduction of at most 512
-/// terms run two blocks an SM where their boxes fit (minBlocks 2); tiles of one block an SM
-/// alternate their consumer warpgroups (pingpong) unless the epilogue reduces over the
-/// channels.
+/// for shared memory. whyNot gets the reason. Tiles of at most 64 channels of a reduction of at
+/// most 512 terms run two blocks an SM where their boxes fit (minBlocks 2); tiles of one block an
+/// SM alternate their consumer warpgroups (pingpong) unless the epilogue reduces over the channels.
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The floats of one input channel the input-box engine copies per output position of `s`

@@ -14,7 +14,6 @@
 #include "ir/Error.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 
 namespace sinter {

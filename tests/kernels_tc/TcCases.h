@@ -307,6 +307,32 @@ inline std::vector<ConvCase> convCases() {
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
+  // Narrow output groups on the input-box engine's 8-, 16- and 32-wide tiles: 8 channels
+  // from a deep reduction with a bias and statistics, 12 (a partial 16-wide tile) by output
+  // phase, 24 (a partial 32-wide tile) in 3-D.
+  {
+    ConvCase c{convSpec("narrow8_conv2d_deep", false, 2, 2, 96, 8, 1, {1, 21, 37}, {1, 3, 3},
+                        {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("narrow12_convt2d_s2", true, 2, 2, 64, 12, 1, {1, 9, 13}, {1, 4, 4},
+                        {1, 2, 2}, {0, 1, 1}, {1, 1, 1}, MathMode::Tf32)};
+    c.spec.hasBias = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("narrow24_conv3d", false, 3, 2, 40, 24, 1, {6, 7, 9}, {3, 3, 3}, {1, 1, 1},
+                        {1, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+               "affine"};
+    c.spec.epilogue = functor("affine");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
   return cs;
 }
 

@@ -1011,7 +1011,7 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
         if (blocks == 2 && bn != 64) { // two blocks an SM leave too few registers
           EXPECT_FALSE(bool(forced)) << c.spec.kernelName;
           if (!forced) {
-            EXPECT_NE(llvm::toString(forced.takeError()).find("only 64 channels wide"),
+            EXPECT_NE(llvm::toString(forced.takeError()).find("at most 64 channels wide"),
                       std::string::npos);
           }
           continue;
@@ -1047,6 +1047,62 @@ TEST_P(WgmmaConvCompile, EveryTileNvrtcSm90a) {
 }
 INSTANTIATE_TEST_SUITE_P(AllCases, WgmmaConvCompile,
                          ::testing::Range(size_t(0), convCases().size()));
+
+TEST(WgmmaConvTile, NarrowGroupsTakeTheNarrowestWidthThatHoldsThem) {
+  // 8-, 16- and 32-wide tiles (wgmma m64n8/16/32) for groups of up to 8, 16 and 32 channels,
+  // 64 up to 64, then 128. A narrower tile reads the same boxes and weight rows.
+  for (auto [cout, bn] : {std::pair{5, 8}, std::pair{8, 8}, std::pair{12, 16}, std::pair{16, 16},
+                          std::pair{24, 32}, std::pair{32, 32}, std::pair{48, 64},
+                          std::pair{64, 64}, std::pair{96, 128}, std::pair{256, 128}}) {
+    ConvSpec s = convSpec("w", false, 2, 2, 64, cout, 1, {1, 20, 24}, {1, 3, 3}, {1, 1, 1},
+                          {0, 1, 1}, {1, 1, 1}, MathMode::Tf32);
+    s.wgmma = true;
+    auto t = convWgmmaTile(s);
+    ASSERT_TRUE(t.has_value()) << cout;
+    EXPECT_EQ(t->bn, bn) << cout << " channels";
+  }
+}
+
+TEST(WgmmaConvTile, EveryNarrowWidthCompilesInBothLaunchModes) {
+  // The deep 8-channel case forced onto each narrow width, alternating warpgroups (one block
+  // an SM, 168 registers) and two blocks an SM (80): no spills, no serialised wgmmas.
+  ConvCase c;
+  for (const ConvCase &k : convCases())
+    if (k.spec.kernelName == "narrow8_conv2d_deep")
+      c = k;
+  ASSERT_EQ(c.spec.kernelName, "narrow8_conv2d_deep");
+  c.spec.wgmma = true;
+  auto chosen = convWgmmaTile(c.spec);
+  ASSERT_TRUE(chosen.has_value());
+  for (int bn : {8, 16, 32})
+    for (bool two : {false, true}) {
+      ConvIgemmTile t = *chosen;
+      t.bn = bn;
+      t.minBlocks = two ? 2 : 1;
+      t.stages = two ? 4 : 6;
+      t.pingpong = !two;
+      t.warpsM = two ? 8 : 4;
+      auto ks = emitConvIgemm(c.spec, t);
+      ASSERT_TRUE(bool(ks)) << llvm::toString(ks.takeError());
+      for (const KernelSource &k : *ks) {
+        if (k.templateName != "conv_igemm.cuh")
+          continue;
+        EXPECT_NE(k.tileConfig.find("128x" + std::to_string(bn) + "x32"), std::string::npos)
+            << k.tileConfig;
+        int registers = 0;
+        EXPECT_EQ(nvrtcCompile(k.source, "sm_90a", true, &registers, two), "")
+            << k.name << " " << k.tileConfig;
+        EXPECT_EQ(registers, two ? 80 : 168) << k.tileConfig;
+      }
+    }
+  // Widths wgmma has no instruction for are refused.
+  ConvIgemmTile odd = *chosen;
+  odd.bn = 24;
+  auto refused = emitConvIgemm(c.spec, odd);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("128 x 8/16/32/64/128/256"),
+            std::string::npos);
+}
 
 // Every case that fits the wgmma engine, on every tile the chooser can pick and with and
 // on every launch (GemmLaunch), compiles for sm_90a without spilling and without ptxas
