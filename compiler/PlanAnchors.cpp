@@ -28,6 +28,7 @@
 #include "ir/Error.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace sinter {
 namespace {
@@ -72,7 +73,66 @@ ConvSpec makeConvSpec(const Graph &g, const Op &op) {
 /// channels (1024-3456 terms) ran 3-10x slower than PyTorch eager on conv_direct.
 constexpr int64_t kNarrowIgemmDepth = 512;
 
-constexpr int64_t kMinIgemmChannels = 32, kMinNarrowIgemmChannels = 16, kMinIgemmDepth = 64;
+/// Narrow groups on sm_90a's wgmma engines (the input-box engine with 8-, 16- or 32-wide
+/// tiles, conv_shift), fitted to 66 random chains on an H200 against the build before in the
+/// same run (2026-11-29, docs/performance.md "Thirtieth session"):
+/// - 16 to 31 channels of a strided transposed convolution from kNarrowPhasedIgemmDepth:
+///   seven at 128-400 terms ran 1.18-9.6x faster than on conv_direct (conv_shift's phase
+///   walk, or the input-box engine by phase).
+/// - 8 to 15 channels from kTinyIgemmDepth, by output phase from kTinyPhasedIgemmDepth. An
+///   8-wide wgmma reads each A value for 8 products, as FFMA does, so only deep reductions
+///   gain: 1.32-6.1x at 1296-6400 terms, 0.26-0.97x at 72-432 (12 graphs); by phase 1.02-1.9x
+///   at 216-1600 (one 0.82x at 400), 0.42x and 0.97x at 81 and 64.
+/// - Neither on mma.sync (sm_80, 3xTF32, strided direct convolutions): 8-channel groups ran
+///   0.39-1.06x there at 256-2304 terms.
+constexpr int64_t kNarrowPhasedIgemmDepth = 128;
+constexpr int64_t kTinyIgemmDepth = 1024, kTinyPhasedIgemmDepth = 192;
+
+constexpr int64_t kMinIgemmChannels = 32, kMinNarrowIgemmChannels = 16, kMinTinyIgemmChannels = 8,
+                  kMinIgemmDepth = 64;
+
+/// Whether `s` in TF32 runs on one of sm_90a's wgmma engines rather than on mma.sync.
+bool runsOnWgmmaEngine(ConvSpec s, const PlanOptions &o) {
+  if (!s.wgmma || o.precision == Precision::Fp32)
+    return false;
+  s.math = MathMode::Tf32;
+  return convWgmmaTile(s).has_value() || convShiftTile(s).has_value();
+}
+
+bool isPhasedTransposed(const ConvSpec &s) {
+  return s.transposed && s.stride[0] * s.stride[1] * s.stride[2] > 1;
+}
+
+/// Why groups of `s`'s output channels stay off the implicit GEMM at its reduction depth, or
+/// nothing where the depth is enough (the channel and depth rules above).
+std::optional<std::string> channelDepthRule(const ConvSpec &s, const PlanOptions &o) {
+  const int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
+  const bool phased = isPhasedTransposed(s);
+  const std::string have = std::to_string(coutG) + " output channels a group and " +
+                           std::to_string(depth) + " reduction terms";
+  if (coutG < kMinTinyIgemmChannels)
+    return have + ": the implicit GEMM takes groups of at least " +
+           std::to_string(kMinTinyIgemmChannels) + " channels";
+  if (depth < kMinIgemmDepth)
+    return have + ": under the implicit GEMM's " + std::to_string(kMinIgemmDepth) + " terms";
+  if (coutG >= kMinIgemmChannels)
+    return std::nullopt;
+  if (coutG >= kMinNarrowIgemmChannels) {
+    if (depth >= kNarrowIgemmDepth ||
+        (phased && depth >= kNarrowPhasedIgemmDepth && runsOnWgmmaEngine(s, o)))
+      return std::nullopt;
+    return have + ": groups of " + std::to_string(kMinNarrowIgemmChannels) + "-" +
+           std::to_string(kMinIgemmChannels - 1) + " channels take tensor cores from " +
+           std::to_string(kNarrowIgemmDepth) + " terms (by output phase from " +
+           std::to_string(kNarrowPhasedIgemmDepth) + " on sm_90a's wgmma engines in TF32)";
+  }
+  if (depth >= (phased ? kTinyPhasedIgemmDepth : kTinyIgemmDepth) && runsOnWgmmaEngine(s, o))
+    return std::nullopt;
+  return have + ": groups of " + std::to_string(kMinTinyIgemmChannels) + "-" +
+         std::to_string(kMinNarrowIgemmChannels - 1) + " channels take tensor cores only on " +
+         "sm_90a's wgmma engines in TF32, from " + std::to_string(kTinyIgemmDepth) +
+         " terms (by output phase from " + std::to_string(kTinyPhasedIgemmDepth) + ")";
+}
 
 /// A strided transposed convolution with output phases that no tap reaches runs those phases
 /// as kernels of one tap of zeros (ConvIgemm.cpp): products that count for nothing and every
@@ -82,16 +142,11 @@ constexpr int64_t kMinIgemmChannels = 32, kMinNarrowIgemmChannels = 16, kMinIgem
 /// 1.28-11.6x (one exception: a stride-3 kernel of 2 taps, 113 terms, memory-bound, 0.89x).
 constexpr int64_t kMinTaplessIgemmDepth = 96;
 
-bool useIgemm(const ConvSpec &s, std::string *whyNot = nullptr) {
-  int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  if (coutG < kMinNarrowIgemmChannels || depth < kMinIgemmDepth ||
-      (coutG < kMinIgemmChannels && depth < kNarrowIgemmDepth)) {
+bool useIgemm(const ConvSpec &s, const PlanOptions &o, std::string *whyNot = nullptr) {
+  const int64_t depth = convIgemmMeanReduction(s);
+  if (auto rule = channelDepthRule(s, o)) {
     if (whyNot)
-      *whyNot = std::to_string(coutG) + " output channels a group and " + std::to_string(depth) +
-                " reduction terms, under the implicit GEMM's " + std::to_string(kMinIgemmChannels) +
-                " channels and " + std::to_string(kMinIgemmDepth) + " terms (or " +
-                std::to_string(kMinNarrowIgemmChannels) + " and " +
-                std::to_string(kNarrowIgemmDepth) + ")";
+      *whyNot = *rule;
     return false;
   }
   if (depth < kMinTaplessIgemmDepth && s.transposed && !everyPhaseHasTaps(s)) {
@@ -378,7 +433,7 @@ ConvSpec plannedConvSpec(const Graph &g, const Op &anchor, const PlanOptions &o,
   ConvSpec spec = makeConvSpec(g, anchor);
   spec.wgmma = o.arch == "sm_90a";
   std::string notIgemm, notMma;
-  const bool implicit = useIgemm(spec, &notIgemm);
+  const bool implicit = useIgemm(spec, o, &notIgemm);
   const bool shiftSmall = !implicit && useShiftSmallGroups(spec, o);
   igemm = implicit || shiftSmall;
   const bool mma = !igemm && useDirectMma(spec, o, &notMma);

@@ -22,12 +22,12 @@ using namespace sinter;
 
 namespace {
 
-llvm::Expected<PipelineResult> plan(const std::string &text,
-                                    Precision precision = Precision::Auto) {
+llvm::Expected<PipelineResult> plan(const std::string &text, Precision precision = Precision::Auto,
+                                    const std::string &arch = "sm_90a") {
   auto graphs = parseSir(text, "t.sir");
   if (!graphs)
     return graphs.takeError();
-  return runPipeline(graphs->front(), {precision, "sm_90a", false});
+  return runPipeline(graphs->front(), {precision, arch, false});
 }
 
 std::string summarize(const std::string &text, Precision precision = Precision::Auto) {
@@ -193,6 +193,38 @@ TEST(ConvTemplateChoice, DeepGroupsOfSixteenToThirtyOneChannelsTakeTheTensorCore
   EXPECT_FALSE(wgmmaEngine(engine("255", "16", "2", "301")));
 }
 
+TEST(ConvTemplateChoice, GroupsOfEightToFifteenChannelsTakeOnlyTheWgmmaEnginesAndOnlyDeep) {
+  // An 8-wide wgmma reads each input value for 8 products, as FFMA does: only deep reductions
+  // gain (random chains, H200: 1.3-6.1x from 1296 terms, 0.26-0.97x up to 432), by output
+  // phase from 192 terms; on mma.sync (sm_80, 3xTF32) never (0.39-1.06x).
+  auto engine = [](const std::string &sir, Precision p = Precision::Auto,
+                   const std::string &arch = "sm_90a") {
+    auto r = plan(sir, p, arch);
+    EXPECT_TRUE(bool(r)) << (r ? "" : llvm::toString(r.takeError()));
+    return r ? r->plan.kernels.back().source.templateName : std::string();
+  };
+  auto conv = [](const char *cin, const char *k) {
+    return std::string("graph g(%x: f32[2,") + cin + ",24,28], %w: param f32[8," + cin + "," + k +
+           "]) { %y = conv(%x, %w) return %y }";
+  };
+  EXPECT_EQ(engine(conv("128", "3,3")), "conv_igemm.cuh"); // 1152 terms
+  EXPECT_NE(engine(conv("112", "3,3")), "conv_igemm.cuh"); // 1008 terms
+  EXPECT_NE(engine(conv("128", "3,3"), Precision::Auto, "sm_80"), "conv_igemm.cuh");
+  EXPECT_NE(engine(conv("128", "3,3"), Precision::Fp32), "conv_igemm.cuh");
+  // Stride 2, 4x4: four phases of 4 taps, 64 x 4 = 256 terms each.
+  const std::string phased = "graph g(%x: f32[2,64,10,12], %w: param f32[64,8,4,4]) { %y = "
+                             "conv_transpose(%x, %w) {stride = 2} return %y }";
+  const std::string t = engine(phased);
+  EXPECT_TRUE(t == "conv_igemm.cuh" || t == "conv_shift.cuh") << t;
+  EXPECT_EQ(engine(phased, Precision::Auto, "sm_80"), "conv_direct.cuh");
+  // 16 channels by output phase from 128 terms on the wgmma engines (32 x 4 taps).
+  const std::string narrow = "graph g(%x: f32[2,32,10,12], %w: param f32[32,16,4,4]) { %y = "
+                             "conv_transpose(%x, %w) {stride = 2} return %y }";
+  const std::string n = engine(narrow);
+  EXPECT_TRUE(n == "conv_igemm.cuh" || n == "conv_shift.cuh") << n;
+  EXPECT_EQ(engine(narrow, Precision::Auto, "sm_80"), "conv_direct.cuh");
+}
+
 TEST(ConvTemplateChoice, ExplainWhySaysWhyEachConvolutionRunsOnItsEngine) {
   auto why = [](const char *sir) {
     auto r = plan(sir);
@@ -201,12 +233,14 @@ TEST(ConvTemplateChoice, ExplainWhySaysWhyEachConvolutionRunsOnItsEngine) {
     o.why = true;
     return r ? renderExplain(*r, o) : std::string();
   };
-  // 8 output channels of 128 x 16 terms: its weights are too large for conv_mma's fragments.
+  // 8 output channels of 128 x 16 terms with a stride: no wgmma engine takes a strided
+  // direct convolution, and its weights are too large for conv_mma's fragments.
   std::string ffma = why("graph g(%x: f32[2,128,20,20], %w: param f32[8,128,4,4]) { %y = "
-                         "conv(%x, %w) return %y }");
+                         "conv(%x, %w) {stride = 2} return %y }");
   EXPECT_NE(ffma.find("engines (--why)\n  group 0, %y = conv: direct in FFMA (conv_direct): 8 "
-                      "output channels a group and 2048 reduction terms, under the implicit "
-                      "GEMM's 32 channels and 64 terms (or 16 and 512); not on mma.sync: "),
+                      "output channels a group and 2048 reduction terms: groups of 8-15 "
+                      "channels take tensor cores only on sm_90a's wgmma engines in TF32, from "
+                      "1024 terms (by output phase from 192); not on mma.sync: "),
             std::string::npos)
       << ffma;
   std::string tc = why("graph g(%x: f32[2,64,20,20], %w: param f32[64,64,3,3]) { %y = "
