@@ -468,10 +468,10 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=2026, help="base of the per-graph seeds")
     p.add_argument("--scratch", default=os.environ.get("TMPDIR", "/tmp"),
                    help="where inputs, outputs and kernel caches go while a graph runs")
-    p.add_argument("--random", metavar="COUNT[:SEED]",
+    p.add_argument("--random", metavar="COUNT[:SEED][,COUNT:SEED...]",
                    help="also run COUNT random chains of SEED (default 1) from "
-                        "corpus/random_chains.py; --only then selects among all graphs, "
-                        "'random' among the random ones")
+                        "corpus/random_chains.py, for each comma-separated spec; --only then "
+                        "selects among all graphs, 'random' among the random ones")
     p.add_argument("--list", action="store_true", help="list the graphs and exit")
     p.add_argument("--report-from", metavar="JSON",
                    help="write corpus.md (to --out, else stdout) from stored results and exit")
@@ -480,11 +480,12 @@ def parse_args(argv=None):
     args.random_names = []
     if args.random:
         import random_chains
-        try:
-            count, seed = random_chains.parse_spec(args.random)
-        except ValueError:
-            p.error(f"--random wants COUNT or COUNT:SEED, got '{args.random}'")
-        args.random_names = random_chains.register(count, seed)
+        for spec in args.random.split(","):
+            try:
+                count, seed = random_chains.parse_spec(spec)
+            except ValueError:
+                p.error(f"--random wants COUNT or COUNT:SEED (comma-separated), got '{spec}'")
+            args.random_names += random_chains.register(count, seed)
     if not (args.list or args.report_from or args.compile_worker):
         if not args.bench_bin or not args.out:
             p.error("--bench-bin and --out are required to run the benchmark")

@@ -179,6 +179,8 @@ def _tail_step(g, r, v, state):
     if kind == "dropout":
         return g.op(out, "dropout", v, p=0.2), "drop", "dropout (inference)"
     if kind == "view_gap":  # x.flatten(2).mean(2): a global average pool through a view
+        if state["last"] in NORMS:  # a constant, as for a mean straight after a norm (below)
+            return None
         f = g.op(f"f{i}", "flatten", v, start_dim=2)
         state["reduced"] = True
         return g.op(out, "mean", f, dims=[2]), "gapview", "flatten(2).mean(2)"
