@@ -1,17 +1,15 @@
 //===- templates/conv_wgmma.cuh - conv_igemm's sm_90a engine: wgmma on an input tile --===//
 //
 // Engine 1 of conv_igemm.cuh (cfg::kEngine == 1), included by it after its constants. For
-// convolutions whose input walk has stride 1 (direct convolutions of stride 1, transposed
-// ones of stride 1 and the output phases of strided transposed ones), the im2col A tile is
-// never built: a block's 128 output positions lie in one (n, d) plane of the output, so every
-// tap reads them from one box of the input, and the producer warpgroup copies that box once
-// per chunk of kCiChunk input channels (16-byte cp.async where input rows are whole 16-byte
-// pieces, else 4-byte; zero-filled outside the input)
-// instead of gathering a column per (channel, tap). The consumer warpgroups read their A
-// fragments straight from the box (one 4-byte shared load per element, at an offset that is
-// a compile-time constant per tap) into registers and multiply with wgmma.mma_async, A from
-// registers, B (the weights) through matrix descriptors from a ring of 32-deep swizzled
-// stages as in wgmma.cuh.
+// direct convolutions of any stride, transposed ones of stride 1 and the output phases of
+// strided transposed ones, the im2col A tile is never built: a block's 128 output positions lie in
+// one (n, d) plane of the output, so every tap reads them from one box of the input, and the
+// producer warpgroup copies that box once per chunk of kCiChunk input channels (16-byte cp.async
+// where input rows are whole 16-byte pieces, else 4-byte; zero-filled outside the input) instead of
+// gathering a column per (channel, tap). The consumer warpgroups read their A fragments straight
+// from the box (one 4-byte shared load per element, at an offset that is a compile-time constant
+// per tap) into registers and multiply with wgmma.mma_async, A from registers, B (the weights)
+// through matrix descriptors from a ring of 32-deep swizzled stages as in wgmma.cuh.
 //
 // The reduction is ordered for this: chunk c of kCiChunk channels, then k8 step s = tap *
 // (kCiChunk / 8) + sub (eight channels c * kCiChunk + sub * 8 + 0..7 of one tap), steps padded
@@ -19,14 +17,15 @@
 // the weight rows in this order (its kChunk); k = (c * stepsPadded + s) * 8 + channel.
 //
 // Box layout per chunk: [kCiChunk][kBoxD][kBoxH][kRowStride] floats, channel stride kCiStride
-// (8 modulo 32, so that a fragment load's 8 rows x 4 channels hit 32 banks). Box plane p, row
-// r, column q hold input (id, ih, iw) = (od + kOff0D + p, hFirst + kOff0H + r, wFirst - kWLead
-// + q), where hFirst / wFirst are the block's first output row / column (wFirst = 0 unless
-// each tile lies in one output row, kRowTiles: then a row has ceil(W / kBM) tiles, the last
-// partial where W is not a multiple of kBM; or the tiles are a pool's, kPoolTiles:
-// kPoolTileH x kPoolTileW) and kOff0 = the smallest tap offset per dim.
-// Output (oh, ow) and tap (td, th, tw) read box (pos(td), oh - hFirst + pos(th), ow - wFirst +
-// kWLead + kOff0W + pos(tw)), pos(t) being t * dil (direct) or (k - 1 - t) * dil (transposed).
+// (8 modulo 32, so that a fragment load's 8 rows x 4 channels hit 32 banks at stride 1; a
+// stride of 2 halves that). Box plane p, row r, column q hold input (id, ih, iw) = (od * kSD
+// + kOff0D + p, hFirst * kSH + kOff0H + r, wFirst * kSW - kWLead + q), where hFirst / wFirst are
+// the block's first output row / column (wFirst = 0 unless each tile lies in one output row,
+// kRowTiles: then a row has ceil(W / kBM) tiles, the last partial where W is not a multiple of kBM;
+// or the tiles are a pool's, kPoolTiles: kPoolTileH x kPoolTileW) and kOff0 = the smallest tap
+// offset per dim. Output (oh, ow) and tap (td, th, tw) read box (pos(td), (oh - hFirst) * kSH +
+// pos(th), (ow - wFirst) * kSW + kWLead + kOff0W + pos(tw)), pos(t) being t * dil (direct) or
+// (k - 1 - t) * dil (transposed; its strides are 1).
 //
 // Pipeline: a sequence of items, each one cp.async group of the producer: box c, then the B
 // stages of chunk c, then box c + 1, ... Boxes have two buffers, B stages kStages; each buffer
@@ -150,7 +149,8 @@ static_assert(!kOn || cfg::kMath == sinter::mma::kMathTf32, "TF32 only");
 static_assert(!kOn || (cfg::kCiChunk % 8 == 0 && cfg::kCiStride % 32 == 8 &&
                        cfg::kRowStride % 4 == 0 && cfg::kWLead % 4 == 0),
               "box layout: whole 16-byte pieces, channel stride 8 mod 32");
-static_assert(!kOn || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1), "stride-1 input walk");
+static_assert(!kOn || !cfg::kTransposed || (cfg::kSD == 1 && cfg::kSH == 1 && cfg::kSW == 1),
+              "transposed convolutions by output phase: stride 1");
 static_assert(!kOn || (cfg::kWLead + kOff0W >= 0 && kLag >= 1), "box origin, pipeline depth");
 static_assert(!kOn || cfg::kPackedB, "B rows in the chunked order of conv_pack.cuh");
 // kTmaB's tensor map views conv_pack.cuh's rows as [kernel x group][kCoutG][kBRow]: this
@@ -306,8 +306,8 @@ __device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &
   // Piece q of box row `row` (channel row / kRowsPerCi, plane and row pr of it).
   auto copy = [&](int row, int q, int iw, bool wOk) {
     const int ci = c * cfg::kCiChunk + row / kRowsPerCi, pr = row % kRowsPerCi;
-    const int id = od + kOff0D + pr / cfg::kBoxH;
-    const int ih = tile.hFirst + kOff0H + pr % cfg::kBoxH;
+    const int id = od * cfg::kSD + kOff0D + pr / cfg::kBoxH;
+    const int ih = tile.hFirst * cfg::kSH + kOff0H + pr % cfg::kBoxH;
     const bool ok = wOk && ci < kCinG && id >= 0 && id < cfg::kInD && ih >= 0 && ih < cfg::kInH;
     float *dst = box + (row / kRowsPerCi) * cfg::kCiStride + pr * cfg::kRowStride + kVec * q;
     const float *src = ok ? xg + (i64)ci * kInVol + ((i64)id * cfg::kInH + ih) * cfg::kInW + iw : x;
@@ -322,14 +322,14 @@ __device__ __forceinline__ void copyBox(float *box, const float *x, const Tile &
     const int q = ptid % kPieces, sub = ptid / kPieces;
     if (sub >= kRowsPerPass)
       return;
-    const int iw = tile.wFirst - cfg::kWLead + kVec * q;
+    const int iw = tile.wFirst * cfg::kSW - cfg::kWLead + kVec * q;
     const bool wOk = iw >= 0 && iw + kVec <= cfg::kInW;
 #pragma unroll 4
     for (int row = sub; row < kRows; row += kRowsPerPass)
       copy(row, q, iw, wOk);
   } else {
     for (int i = ptid; i < kRows * kPieces; i += kThreads) {
-      const int q = i % kPieces, iw = tile.wFirst - cfg::kWLead + kVec * q;
+      const int q = i % kPieces, iw = tile.wFirst * cfg::kSW - cfg::kWLead + kVec * q;
       copy(i / kPieces, q, iw, iw >= 0 && iw + kVec <= cfg::kInW);
     }
   }
@@ -443,8 +443,8 @@ __device__ __forceinline__ void consume(float (&acc)[MI][NI][4], float *base, co
       const int r = warp * (cfg::kBM / cfg::kWarpsM) + 16 * mi + (lane >> 2) + 8 * h;
       int oh, ow;
       rowPlace(tl, r, oh, ow);
-      rowOff[mi][h] = (oh - tl.hFirst) * cfg::kRowStride + ow - tl.wFirst + cfg::kWLead + kOff0W +
-                      t * cfg::kCiStride;
+      rowOff[mi][h] = (oh - tl.hFirst) * cfg::kSH * cfg::kRowStride + (ow - tl.wFirst) * cfg::kSW +
+                      cfg::kWLead + kOff0W + t * cfg::kCiStride;
     }
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)

@@ -333,6 +333,31 @@ inline std::vector<ConvCase> convCases() {
     c.spec.accumulateStats = true;
     cs.push_back(c);
   }
+  // Strided direct convolutions on the input-box engine (their boxes hold every input row
+  // and column the outputs' taps read): 2-D with a bias and statistics, 3-D, 1-D with
+  // dilation.
+  {
+    ConvCase c{convSpec("strided_conv2d_s2_k5", false, 2, 2, 24, 40, 1, {1, 19, 23}, {1, 5, 5},
+                        {1, 2, 2}, {0, 2, 2}, {1, 1, 1}, MathMode::Tf32),
+               "relu"};
+    c.spec.hasBias = true;
+    c.spec.epilogue = functor("relu");
+    c.spec.accumulateStats = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("strided_conv3d_s2", false, 3, 2, 16, 24, 1, {7, 9, 11}, {3, 3, 3},
+                        {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, MathMode::Tf32)};
+    c.spec.hasBias = true;
+    cs.push_back(c);
+  }
+  {
+    ConvCase c{convSpec("strided_conv1d_s3_dil2", false, 1, 3, 32, 48, 1, {1, 1, 301}, {1, 1, 3},
+                        {1, 1, 3}, {0, 0, 1}, {1, 1, 2}, MathMode::Tf32),
+               "affine"};
+    c.spec.epilogue = functor("affine");
+    cs.push_back(c);
+  }
   return cs;
 }
 
