@@ -206,7 +206,9 @@ const PatternCase kPatternCases[] = {
      "graph g(%x: f32[2,3,11,13], %w: param f32[8,3,3,3], %b: param f32[8], %t: param f32[8]) "
      "{ %y = conv(%x, %w, %b) %r = relu(%y) %s = sum(%r) {dims = [2, 3]} %a = add(%s, %t) %o = "
      "tanh(%a) return %o }"},
-    {"conv_s2_hardsigmoid_mean_keepdim_mul", "conv+epilogue+sreduce+epilogue", 2,
+    // Stride 2 on the input-box engine: its weight rows, the conv with the plane sums, the
+    // mean.
+    {"conv_s2_hardsigmoid_mean_keepdim_mul", "conv+epilogue+sreduce+epilogue", 3,
      "graph g(%x: f32[2,16,19,21], %w: param f32[32,16,3,3], %b: param f32[32], %t: param "
      "f32[32,1,1]) { %y = conv(%x, %w, %b) {stride = 2, padding = 1} %h = hardsigmoid(%y) %m = "
      "mean(%h) {dims = [-1, -2], keepdim = true} %o = mul(%m, %t) return %o }"},
