@@ -83,8 +83,8 @@ constexpr int64_t kNarrowIgemmDepth = 512;
 ///   8-wide wgmma reads each A value for 8 products, as FFMA does, so only deep reductions
 ///   gain: 1.32-6.1x at 1296-6400 terms, 0.26-0.97x at 72-432 (12 graphs); by phase 1.02-1.9x
 ///   at 216-1600 (one 0.82x at 400), 0.42x and 0.97x at 81 and 64.
-/// - Neither on mma.sync (sm_80, 3xTF32): 8-channel groups ran
-///   0.39-1.06x there at 256-2304 terms.
+/// - Neither on mma.sync (sm_80, 3xTF32): 8-channel groups ran 0.39-1.06x there at
+///   256-2304 terms.
 constexpr int64_t kNarrowPhasedIgemmDepth = 128;
 constexpr int64_t kTinyIgemmDepth = 1024, kTinyPhasedIgemmDepth = 192;
 
