@@ -779,6 +779,9 @@ bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
   if (isPhased(s))
     return no("a strided transposed convolution runs by output phase, and a window spans "
               "phases");
+  if (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1)
+    return no("a strided direct convolution (its pool tiles on the input-box engine are not "
+              "measured)");
   ConvSpec plain = s; // conv_shift's choice is made on the convolution's own tiles
   plain.pool.reset();
   if (convShiftTile(plain))

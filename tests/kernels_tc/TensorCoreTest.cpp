@@ -899,6 +899,12 @@ TEST(ConvIgemm, PoolsCompileOnTheInputBoxEngine) {
                           {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
                  true, {1, 2, 2}, false),
           "a strided transposed convolution runs by output phase, and a window spans phases");
+  // A strided direct convolution runs on the engine, but not with its pool.
+  refused(pooled(convSpec("pl_s2", false, 2, 2, 16, 64, 1, {1, 21, 23}, {1, 3, 3}, {1, 2, 2},
+                          {0, 1, 1}, {1, 1, 1}, MathMode::Tf32),
+                 true, {1, 2, 2}, false),
+          "a strided direct convolution (its pool tiles on the input-box engine are not "
+          "measured)");
   ConvSpec sm80 = cases[0].spec;
   sm80.kernelName = "pl_sm80";
   sm80.wgmma = false;
