@@ -99,15 +99,11 @@ bool runsOnWgmmaEngine(ConvSpec s, const PlanOptions &o) {
   return convWgmmaTile(s).has_value() || convShiftTile(s).has_value();
 }
 
-bool isPhasedTransposed(const ConvSpec &s) {
-  return s.transposed && s.stride[0] * s.stride[1] * s.stride[2] > 1;
-}
-
 /// Why groups of `s`'s output channels stay off the implicit GEMM at its reduction depth, or
 /// nothing where the depth is enough (the channel and depth rules above).
 std::optional<std::string> channelDepthRule(const ConvSpec &s, const PlanOptions &o) {
   const int64_t coutG = s.Cout / s.groups, depth = convIgemmMeanReduction(s);
-  const bool phased = isPhasedTransposed(s);
+  const bool phased = s.transposed && s.strided();
   const std::string have = std::to_string(coutG) + " output channels a group and " +
                            std::to_string(depth) + " reduction terms";
   if (coutG < kMinTinyIgemmChannels)
@@ -231,7 +227,7 @@ bool useDirectMma(const ConvSpec &s, const PlanOptions &o, std::string *whyNot =
   // conv_mma walks a strided transposed convolution by output phase, but there it lost: S4
   // (8 x 8 channels per group, 8 phases as columns) took 0.88-1.29 ms on seven tiles against
   // 0.66-0.68 ms on FFMA (H100, 2026-11-25; docs/kernels-direct.md, "conv_mma by phase").
-  if (s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1))
+  if (s.transposed && s.strided())
     return no("a strided transposed convolution measured faster on FFMA");
   int64_t cinG = s.Cin / s.groups, depth = cinG * s.kernel[0] * s.kernel[1] * s.kernel[2];
   if (convMmaUsefulShare(s) < kMinMmaUsefulShare)

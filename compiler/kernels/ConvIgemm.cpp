@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 namespace sinter {
@@ -48,9 +49,7 @@ ConvTile chooseTile(int64_t coutPerGroup, int64_t rows, MathMode math) {
   return {128, 16, 32, 8, 1, 4, 1};
 }
 
-bool isPhased(const ConvSpec &s) {
-  return s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1);
-}
+bool isPhased(const ConvSpec &s) { return s.transposed && s.strided(); }
 
 /// What one conv_igemm kernel computes: the problem its M, N and K loops run over (the whole
 /// convolution, or one output phase of a strided transposed convolution as a stride-1
@@ -221,8 +220,10 @@ bool wgmmaTakesTmaB(const ConvSpec &s, const KernelShape &k, const ConvIgemmTile
 }
 
 /// The widths of engine 1's tiles: its wgmma.mma_async instantiations (wgmma.cuh).
+constexpr int64_t kWgmmaWidths[] = {8, 16, 32, 64, 128, 256};
+
 bool isWgmmaWidth(int64_t bn) {
-  return bn == 8 || bn == 16 || bn == 32 || bn == 64 || bn == 128 || bn == 256;
+  return std::find(std::begin(kWgmmaWidths), std::end(kWgmmaWidths), bn) != std::end(kWgmmaWidths);
 }
 
 /// Engine 1's tile width for groups of coutG output channels: the narrowest that holds them
@@ -230,8 +231,8 @@ bool isWgmmaWidth(int64_t bn) {
 /// boxes and weight rows and multiplies no columns past the group: a group of 8 channels on
 /// a 64-wide tile spent 7/8 of its products on padding.
 int64_t wgmmaWidth(int64_t coutG) {
-  for (int64_t bn : {8, 16, 32, 64})
-    if (coutG <= bn)
+  for (int64_t bn : kWgmmaWidths)
+    if (bn <= 64 && coutG <= bn)
       return bn;
   return 128;
 }
@@ -665,7 +666,7 @@ std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNo
   // a dilation of 2 with stride 2; others of that kind won 1.24-1.86x), and 0.49x on a
   // convolution of 3 input channels, which the box pads to a chunk of 8: such groups stay on
   // mma.sync.
-  if (!s.transposed && (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1) && cinG < 8)
+  if (!s.transposed && s.strided() && cinG < 8)
     return no("a strided direct convolution of fewer than 8 input channels a group (the input "
               "box would pad them to 8)");
   ConvIgemmTile t{kWgRows, int(wgmmaWidth(coutG)), 32, 8, 1, 4, 1, true, 8};
@@ -779,7 +780,7 @@ bool convIgemmRunsPool(const ConvSpec &s, std::string *whyNot) {
   if (isPhased(s))
     return no("a strided transposed convolution runs by output phase, and a window spans "
               "phases");
-  if (s.stride[0] > 1 || s.stride[1] > 1 || s.stride[2] > 1)
+  if (s.strided())
     return no("a strided direct convolution (its pool tiles on the input-box engine are not "
               "measured)");
   ConvSpec plain = s; // conv_shift's choice is made on the convolution's own tiles

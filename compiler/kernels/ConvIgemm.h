@@ -85,10 +85,11 @@ struct ConvIgemmTile {
 };
 
 /// The engine-1 tile for `s` (every kernel of it on the input-box engine), or none when
-/// `s` does not fit it: not TF32, no wgmma target, a strided direct convolution of fewer than 8
-/// input channels a group, or a box too large for shared memory. whyNot gets the reason. Tiles of at most 64 channels of a reduction of at
-/// most 512 terms run two blocks an SM where their boxes fit (minBlocks 2); tiles of one block an
-/// SM alternate their consumer warpgroups (pingpong) unless the epilogue reduces over the channels.
+/// `s` does not fit it: not TF32, no wgmma target, a strided direct convolution of fewer than
+/// 8 input channels a group, or a box too large for shared memory. whyNot gets the reason.
+/// Tiles of at most 64 channels of a reduction of at most 512 terms run two blocks an SM
+/// where their boxes fit (minBlocks 2); tiles of one block an SM alternate their consumer
+/// warpgroups (pingpong) unless the epilogue reduces over the channels.
 std::optional<ConvIgemmTile> convWgmmaTile(const ConvSpec &s, std::string *whyNot = nullptr);
 
 /// The floats of one input channel the input-box engine copies per output position of `s`

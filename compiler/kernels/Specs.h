@@ -82,8 +82,8 @@ struct ConvSpec {
   std::array<int64_t, 3> stride{1, 1, 1}, padding{0, 0, 0}, dilation{1, 1, 1};
   bool hasBias = false;
   MathMode math = MathMode::Ffma;
-  /// The target has sm_90a's wgmma: emitConvIgemm may choose the Hopper engine
-  /// (templates/conv_wgmma.cuh) for TF32 convolutions whose input walk has stride 1.
+  /// The target has sm_90a's wgmma: emitConvIgemm may choose the Hopper engines
+  /// (templates/conv_wgmma.cuh, conv_shift.cuh) for TF32 convolutions.
   bool wgmma = false;
   /// Applied to (accumulator + bias) at each output element (Emit.h: anchor epilogue).
   FunctorBody epilogue;
@@ -108,6 +108,9 @@ struct ConvSpec {
   /// A reduction over the channels the kernel runs itself (conv_igemm's wgmma engine or
   /// conv_direct; storeOutput, no statistics, no pool or softmax). See ConvChannelReduce.
   std::optional<ConvChannelReduce> channelReduce;
+
+  /// A stride over 1 in some dim (a transposed one then runs by output phase).
+  bool strided() const { return stride[0] > 1 || stride[1] > 1 || stride[2] > 1; }
 };
 
 /// Elements of a D x H x W extent (ConvSpec's spatial arrays).
